@@ -1,0 +1,25 @@
+#pragma once
+// A caching allocator for tensor memory. Touching freshly mapped pages is expensive on
+// these machines (~10 us a page), so blocks a step frees go onto free lists by size class
+// and the next step reuses them instead of returning them to the OS. Blocks of 2 MiB and
+// more are aligned to huge pages and advised MADV_HUGEPAGE, which faults in far faster.
+#include <cstddef>
+#include <cstdint>
+
+namespace heed {
+
+struct AllocatorStats {
+  size_t allocated_bytes = 0;  // handed out and not yet freed
+  size_t cached_bytes = 0;     // held on free lists for reuse
+  uint64_t os_allocations = 0;
+  uint64_t cache_hits = 0;
+};
+
+// Every block is at least 64-byte aligned (a cache line, and an AVX-512 vector).
+void* allocate_block(size_t nbytes);
+void free_block(void* ptr, size_t nbytes);
+// Returns every cached block to the OS.
+void empty_cache();
+AllocatorStats allocator_stats();
+
+}  // namespace heed

@@ -1,0 +1,22 @@
+#pragma once
+// The fast matrix product on oneDNN. Everything that touches the oneDNN API lives in
+// onednn_matmul.cpp, which is the one place to change between oneDNN 2.x (matmul::desc) and
+// 3.x (primitive_desc built directly).
+#include <cstddef>
+
+#include "autograd/tensor.h"
+
+namespace heed {
+
+// out = a . b (+ bias). a [.., M, K] and b [.., K, N] have the same ndim, batch dims equal or
+// 1, any strides (transposed views multiply without copies); a and b are both f32 or both
+// bf16; bias is f32 [N] or undefined; out is a contiguous f32 [.., M, N].
+void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
+
+struct MatmulCacheStats {
+  size_t primitives = 0;  // distinct primitives built
+  size_t hits = 0;
+};
+MatmulCacheStats matmul_cache_stats();
+
+}  // namespace heed

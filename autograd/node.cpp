@@ -1,0 +1,124 @@
+#include "autograd/node.h"
+
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+
+namespace heed {
+namespace {
+
+// Nodes and tensors whose release was deferred by ~Node, drained by the outermost ~Node.
+struct DeletionQueue {
+  std::vector<std::shared_ptr<Node>> nodes;
+  std::vector<Tensor> tensors;
+  bool draining = false;
+};
+
+DeletionQueue& deletion_queue() {
+  thread_local DeletionQueue queue;
+  return queue;
+}
+
+}  // namespace
+
+Node::~Node() {
+  DeletionQueue& queue = deletion_queue();
+  for (auto& edge : next_edges) {
+    if (edge) queue.nodes.push_back(std::move(edge));
+  }
+  for (auto& s : saved_) {
+    if (s.tensor.defined()) queue.tensors.push_back(std::move(s.tensor));
+  }
+  if (queue.draining) return;
+  queue.draining = true;
+  while (!queue.nodes.empty() || !queue.tensors.empty()) {
+    if (!queue.nodes.empty()) {
+      std::shared_ptr<Node> node = std::move(queue.nodes.back());
+      queue.nodes.pop_back();
+      node.reset();  // may run ~Node, which only enqueues
+    } else {
+      Tensor t = std::move(queue.tensors.back());
+      queue.tensors.pop_back();
+    }
+  }
+  queue.draining = false;
+}
+
+void Node::release_saved() {
+  saved_.clear();
+  released_ = true;
+}
+
+size_t Node::save(const Tensor& t) {
+  Saved s;
+  if (t.defined()) {
+    s.tensor = t.detach();
+    s.version = t.version();
+  }
+  saved_.push_back(std::move(s));
+  return saved_.size() - 1;
+}
+
+Tensor Node::saved(size_t index) const {
+  HEED_CHECK(!released_,
+             "{}: backward through a graph whose saved tensors were already freed; pass "
+             "retain_graph=true to the first backward to run it twice",
+             name());
+  const Saved& s = saved_.at(index);
+  if (s.tensor.defined()) {
+    HEED_CHECK(s.tensor.version() == s.version,
+               "{}: a tensor of shape {} that backward needs was modified in place after it was "
+               "saved (version {} -> {})",
+               name(), s.tensor.shape_str(), s.version, s.tensor.version());
+  }
+  return s.tensor;
+}
+
+std::vector<Tensor> AccumulateGrad::backward(const Tensor& grad_output) {
+  HEED_CHECK(grad_output.shape() == leaf_->shape,
+             "AccumulateGrad: gradient of shape {} for a leaf of shape {}",
+             grad_output.shape_str(), shape_str(leaf_->shape));
+  Tensor g = grad_output.dtype() == leaf_->dtype ? grad_output : grad_output.to(leaf_->dtype);
+  if (!leaf_->grad) {
+    // A private copy: the incoming gradient may alias another tensor's gradient.
+    leaf_->grad = g.clone().impl_ptr();
+  } else {
+    Tensor(leaf_->grad).add_(g);
+  }
+  return {};
+}
+
+std::shared_ptr<Node> gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return nullptr;
+  if (t.grad_fn()) return t.grad_fn();
+  std::shared_ptr<Node> acc = t.impl()->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    t.impl()->grad_accumulator = acc;
+  }
+  return acc;
+}
+
+bool needs_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!grad_enabled()) return false;
+  for (const Tensor* t : inputs) {
+    if (t && t->defined() && t->requires_grad()) return true;
+  }
+  return false;
+}
+
+bool needs_grad(const std::vector<Tensor>& inputs) {
+  if (!grad_enabled()) return false;
+  for (const Tensor& t : inputs) {
+    if (t.defined() && t.requires_grad()) return true;
+  }
+  return false;
+}
+
+void attach_node(Tensor& output, std::shared_ptr<Node> node, const std::vector<Tensor>& inputs) {
+  node->next_edges.reserve(inputs.size());
+  for (const Tensor& t : inputs) node->next_edges.push_back(gradient_edge(t));
+  output.impl()->grad_fn = std::move(node);
+  output.impl()->requires_grad = true;
+}
+
+}  // namespace heed

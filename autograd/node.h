@@ -1,0 +1,71 @@
+#pragma once
+// A Node is one step of the backward graph: the backward of the op that produced a tensor.
+// It holds edges to the nodes of its inputs (null where an input needs no gradient) and the
+// tensors its backward needs. Every op keeps its Node next to its forward in ops/*.cpp.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autograd/tensor.h"
+
+namespace heed {
+
+class Node {
+ public:
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Releases edges and saved tensors through a queue rather than recursively, so that
+  // dropping the last handle on a graph thousands of nodes deep does not grow the stack.
+  virtual ~Node();
+
+  virtual const char* name() const = 0;
+  // Given the gradient of the loss w.r.t. this node's output, returns the gradients w.r.t.
+  // each input, in the order of `next_edges` (undefined where an edge is null).
+  virtual std::vector<Tensor> backward(const Tensor& grad_output) = 0;
+
+  // Frees what backward saved; called by the engine unless the graph is retained.
+  void release_saved();
+
+  std::vector<std::shared_ptr<Node>> next_edges;
+  // Non-leaf tensors produced by this node that asked to keep their gradient.
+  std::vector<std::weak_ptr<TensorImpl>> retained_outputs;
+
+  // Saves a tensor for backward. The saved handle is cut from the graph (no reference
+  // cycle through an op's own output) and remembers the storage version at save time.
+  size_t save(const Tensor& t);
+  // A saved tensor; throws if it was released or changed in place since it was saved.
+  Tensor saved(size_t index) const;
+
+ private:
+  struct Saved {
+    Tensor tensor;
+    uint64_t version = 0;
+  };
+  std::vector<Saved> saved_;
+  bool released_ = false;
+};
+
+// The gradient sink of a leaf: adds incoming gradients into the leaf's .grad.
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {}
+  const char* name() const override { return "AccumulateGrad"; }
+  std::vector<Tensor> backward(const Tensor& grad_output) override;
+
+ private:
+  std::shared_ptr<TensorImpl> leaf_;
+};
+
+// The node that gradients for `t` flow into: its grad_fn, its AccumulateGrad if it is a leaf
+// that requires grad, or null.
+std::shared_ptr<Node> gradient_edge(const Tensor& t);
+
+// True when grad mode is on and any of `inputs` requires grad: the op must record a node.
+bool needs_grad(std::initializer_list<const Tensor*> inputs);
+bool needs_grad(const std::vector<Tensor>& inputs);
+
+// Connects `node` to `inputs` and makes it the grad_fn of `output`.
+void attach_node(Tensor& output, std::shared_ptr<Node> node, const std::vector<Tensor>& inputs);
+
+}  // namespace heed

@@ -1,0 +1,107 @@
+#pragma once
+// Every differentiable op. Each lives in ops/<family>.cpp with its backward beside it.
+// Float ops run on f32 (fast path) and f64 (reference path, for gradient checks).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "autograd/generator.h"
+#include "autograd/tensor.h"
+
+namespace heed {
+
+// --- elementwise, with NumPy broadcasting (ops/binary.cpp, ops/unary.cpp) ---
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor pow(const Tensor& a, double exponent);
+Tensor neg(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
+Tensor relu(const Tensor& a);
+enum class GeluApproximation { none, tanh };
+// none: 0.5x(1+erf(x/sqrt2)) (BERT's "gelu"); tanh: GPT-2's "gelu_new".
+Tensor gelu(const Tensor& a, GeluApproximation approximation = GeluApproximation::none);
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& a) { return neg(a); }
+inline Tensor operator+(const Tensor& a, double b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, double b) { return add(a, -b); }
+inline Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
+inline Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
+inline Tensor operator/(const Tensor& a, double b) { return mul(a, 1.0 / b); }
+
+// --- reductions (ops/reduce.cpp) ---
+Tensor sum(const Tensor& a);  // all elements, a scalar of shape []
+Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim = false);
+Tensor mean(const Tensor& a);
+Tensor mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim = false);
+// Sums a broadcast gradient back down to `shape` (the inverse of broadcasting).
+Tensor sum_to(const Tensor& a, const Shape& shape);
+// Index of the largest value along `dim` (i64, no gradient).
+Tensor argmax(const Tensor& a, int64_t dim);
+
+// --- views and layout (ops/view.cpp, ops/concat.cpp, ops/convert.cpp) ---
+Tensor reshape(const Tensor& a, const Shape& shape);  // one -1 allowed; copies if it must
+Tensor transpose(const Tensor& a, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& a, const Shape& dims);
+Tensor slice(const Tensor& a, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor select(const Tensor& a, int64_t dim, int64_t index);
+Tensor unsqueeze(const Tensor& a, int64_t dim);
+Tensor squeeze(const Tensor& a, int64_t dim);
+Tensor expand(const Tensor& a, const Shape& shape);  // broadcast view (stride 0)
+Tensor contiguous(const Tensor& a);
+Tensor concat(const std::vector<Tensor>& tensors, int64_t dim);
+std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim);
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim);
+Tensor to_dtype(const Tensor& a, DType dtype);
+Tensor clone(const Tensor& a);
+
+// --- matrix products (ops/matmul.cpp, ops/linear.cpp) ---
+// [.., M, K] x [.., K, N] -> [.., M, N]; batch dims broadcast. Transposed operands (views)
+// go through strides, never copies. f32 and bf16 run on oneDNN; f64 on the reference kernel.
+Tensor matmul(const Tensor& a, const Tensor& b);
+// x [.., in] . W^T + b, with W as [out, in] (PyTorch's and Hugging Face's layout).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// Which precision f32 matrix products use: f32, or bf16 inputs with f32 accumulation.
+enum class MatmulPrecision { f32, bf16 };
+void set_matmul_precision(MatmulPrecision precision);
+MatmulPrecision matmul_precision();
+
+// --- embedding, normalisation, softmax (ops/embedding.cpp, ops/layer_norm.cpp, ...) ---
+// Rows of `weight` [V, C] picked by integer `ids`; the padding row gets no gradient.
+Tensor embedding(const Tensor& weight, const Tensor& ids, int64_t padding_idx = -1);
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+Tensor softmax(const Tensor& a, int64_t dim);
+Tensor log_softmax(const Tensor& a, int64_t dim);
+
+// softmax(scores * scale + mask) over the last dim of scores [.., Tq, Tk], fused.
+// `mask` (optional) broadcasts to scores: a float mask is added; a u8 mask keeps positions
+// where it is 1 and removes those where it is 0. `causal` removes keys after the query
+// (key index > query index + Tk - Tq). A row with every key removed yields zeros.
+Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask = Tensor(),
+                         bool causal = false);
+
+// Inverted dropout: zeroes each element with probability p and scales the rest by
+// 1/(1-p). The mask is regenerated in backward from (seed, offset): nothing is stored.
+Tensor dropout(const Tensor& a, double p, bool training, Generator& generator);
+
+// Mean cross-entropy of logits [N, C] against class ids [N] (i64), over the targets that are
+// not `ignore_index`. Label smoothing as PyTorch defines it.
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100,
+                     double label_smoothing = 0.0);
+
+void set_num_threads(int threads);
+int num_threads();
+
+}  // namespace heed

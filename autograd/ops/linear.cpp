@@ -1,0 +1,85 @@
+// linear: y = x . W^T + b with W as [out, in]; the bias goes through the oneDNN primitive.
+#include "autograd/grad_mode.h"
+#include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/parallel.h"
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "autograd/ops/matmul_impl.h"
+
+namespace heed {
+namespace {
+
+// Sums the rows of a contiguous [N, C] tensor: the bias gradient.
+Tensor column_sums(const Tensor& g2) {
+  const int64_t rows = g2.size(0), cols = g2.size(1);
+  Tensor out = Tensor::empty({cols}, g2.dtype());
+  dispatch_float(g2.dtype(), "linear backward", [&]<typename T>() {
+    const T* g = g2.data<T>();
+    T* o = out.data<T>();
+    constexpr int64_t kBlock = 64;
+    const int64_t blocks = (cols + kBlock - 1) / kBlock;
+    parallel_for(blocks, rows * kBlock, [&](int64_t blk) {
+      const int64_t c0 = blk * kBlock, c1 = std::min(cols, c0 + kBlock);
+      double acc[kBlock] = {};
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* row = g + r * cols;
+        for (int64_t c = c0; c < c1; ++c) acc[c - c0] += row[c];
+      }
+      for (int64_t c = c0; c < c1; ++c) o[c] = static_cast<T>(acc[c - c0]);
+    });
+  });
+  return out;
+}
+
+struct LinearBackward : Node {
+  Shape x_shape;
+  const char* name() const override { return "LinearBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    Tensor x2 = saved(0), w = saved(1);
+    Tensor g2 = g.contiguous().reshape({-1, g.size(-1)});
+    Tensor gx, gw, gb;
+    if (next_edges[0]) gx = matmul(g2, w).reshape(x_shape);
+    if (next_edges[1]) gw = matmul(g2.transpose(0, 1), x2);
+    if (next_edges.size() > 2 && next_edges[2]) gb = column_sums(g2);
+    return {gx, gw, gb};
+  }
+};
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  HEED_CHECK(weight.dim() == 2, "linear: weight must be [out, in], got {}", weight.shape_str());
+  HEED_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1),
+             "linear: input {} does not match weight [out, in] = {}", x.shape_str(),
+             weight.shape_str());
+  HEED_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)),
+             "linear: bias {} does not match weight {}", bias.shape_str(), weight.shape_str());
+  HEED_CHECK(x.dtype() == weight.dtype() && (!bias.defined() || bias.dtype() == x.dtype()),
+             "linear: dtypes differ: input {}, weight {}", x.dtype(), weight.dtype());
+  HEED_CHECK(x.dtype() == DType::f32 || x.dtype() == DType::f64,
+             "linear: expected f32 or f64, got {}", x.dtype());
+  Tensor x2;
+  {
+    NoGradGuard no_grad;
+    x2 = x.contiguous().reshape({-1, x.size(-1)});
+  }
+  Shape out_shape = x.shape();
+  out_shape.back() = weight.size(0);
+  Tensor out = Tensor::empty(out_shape, x.dtype());
+  if (out.numel() > 0) {
+    Tensor out2 = out.reshape({-1, weight.size(0)});
+    matmul_into(x2, weight.transpose(0, 1), bias.defined() ? bias.contiguous() : bias, out2);
+  }
+  std::vector<Tensor> inputs{x, weight};
+  if (bias.defined()) inputs.push_back(bias);
+  if (needs_grad(inputs)) {
+    auto node = std::make_shared<LinearBackward>();
+    node->x_shape = x.shape();
+    node->save(x2);
+    node->save(weight);
+    attach_node(out, node, inputs);
+  }
+  return out;
+}
+
+}  // namespace heed

@@ -1,0 +1,103 @@
+// Matrix products: matmul (2-D and batched, broadcast batch dims) and the precision switch.
+#include "autograd/grad_mode.h"
+#include "autograd/kernels/matmul_reference.h"
+#include "autograd/kernels/onednn_matmul.h"
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "autograd/ops/matmul_impl.h"
+
+namespace heed {
+namespace {
+
+MatmulPrecision g_precision = MatmulPrecision::f32;
+
+// A view of `t` with leading size-1 dims added up to `nd` dims (no autograd: geometry only).
+Tensor with_leading_ones(const Tensor& t, int64_t nd) {
+  if (t.dim() == nd) return t;
+  Shape shape = t.shape(), strides = t.strides();
+  const int64_t lead = nd - t.dim();
+  shape.insert(shape.begin(), lead, 1);
+  strides.insert(strides.begin(), lead, t.numel());
+  return Tensor::from_storage(t.storage(), shape, strides, t.offset(), t.dtype());
+}
+
+struct MatmulBackward : Node {
+  const char* name() const override { return "MatmulBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    Tensor a = saved(0), b = saved(1);
+    Tensor ga, gb;
+    if (next_edges[0]) ga = sum_to(matmul(g, b.transpose(-1, -2)), a.shape());
+    if (next_edges[1]) {
+      if (b.dim() == 2 && a.dim() > 2 && a.is_contiguous() && g.is_contiguous()) {
+        // b was shared by every batch: fold the batch into the rows, one product.
+        Tensor a2 = a.reshape({-1, a.size(-1)});
+        Tensor g2 = g.reshape({-1, g.size(-1)});
+        gb = matmul(a2.transpose(0, 1), g2);
+      } else {
+        gb = sum_to(matmul(a.transpose(-1, -2), g), b.shape());
+      }
+    }
+    if (ga.defined() && ga.dtype() != a.dtype()) ga = ga.to(a.dtype());
+    if (gb.defined() && gb.dtype() != b.dtype()) gb = gb.to(b.dtype());
+    return {ga, gb};
+  }
+};
+
+}  // namespace
+
+void set_matmul_precision(MatmulPrecision precision) { g_precision = precision; }
+MatmulPrecision matmul_precision() { return g_precision; }
+
+void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, const Tensor& out) {
+  const int64_t nd = out.dim();
+  Tensor a = with_leading_ones(a_in, nd), b = with_leading_ones(b_in, nd);
+  if (a.dtype() == DType::f64) {
+    matmul_reference<double>(a, b, bias, out);
+    return;
+  }
+  const bool use_bf16 = a.dtype() == DType::bf16 || b.dtype() == DType::bf16 ||
+                        g_precision == MatmulPrecision::bf16;
+  if (use_bf16) {
+    NoGradGuard no_grad;
+    onednn_matmul(a.to(DType::bf16), b.to(DType::bf16), bias, out);
+  } else {
+    onednn_matmul(a, b, bias, out);
+  }
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  HEED_CHECK(a.dim() >= 2 && b.dim() >= 2, "matmul: needs at least 2-D operands, got {} and {}",
+             a.shape_str(), b.shape_str());
+  HEED_CHECK(a.size(-1) == b.size(-2), "matmul: inner sizes differ: {} x {}", a.shape_str(),
+             b.shape_str());
+  const bool f64 = a.dtype() == DType::f64 || b.dtype() == DType::f64;
+  HEED_CHECK(!f64 || a.dtype() == b.dtype(), "matmul: dtypes differ: {} {} x {} {}", a.dtype(),
+             a.shape_str(), b.dtype(), b.shape_str());
+  for (const Tensor* t : {&a, &b}) {
+    HEED_CHECK(is_floating(t->dtype()), "matmul: expected floating operands, got {} {}",
+               t->dtype(), t->shape_str());
+  }
+  const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
+  const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
+  Shape out_shape = broadcast_shapes(a_batch, b_batch, "matmul (batch dims)");
+  out_shape.push_back(a.size(-2));
+  out_shape.push_back(b.size(-1));
+  Tensor out = Tensor::empty(out_shape, f64 ? DType::f64 : DType::f32);
+  if (out.numel() > 0) {
+    if (a.size(-1) == 0) {
+      NoGradGuard no_grad;
+      out.zero_();
+    } else {
+      matmul_into(a, b, Tensor(), out);
+    }
+  }
+  if (needs_grad({&a, &b})) {
+    auto node = std::make_shared<MatmulBackward>();
+    node->save(a);
+    node->save(b);
+    attach_node(out, node, {a, b});
+  }
+  return out;
+}
+
+}  // namespace heed

@@ -1,0 +1,198 @@
+// softmax and log_softmax along a dim, and the fused attention softmax
+// softmax(scores * scale + mask), with causal masking, that attention uses.
+#include <cmath>
+#include <limits>
+
+#include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/parallel.h"
+#include "autograd/kernels/strided_loop.h"
+#include "autograd/node.h"
+#include "autograd/ops.h"
+
+namespace heed {
+namespace {
+
+// Runs `f(rows, width)` on `a` with `dim` moved last (contiguous), and moves it back.
+template <typename F>
+Tensor along_last_dim(const Tensor& a, int64_t dim, const char* op, F f) {
+  const int64_t d = wrap_dim(dim, a.dim(), op);
+  if (d == a.dim() - 1 || a.dim() == 0) return f(a);
+  return f(a.transpose(d, -1)).transpose(d, -1);
+}
+
+// gx = scale * y * (g - sum(g * y)) per row: the softmax backward.
+Tensor softmax_backward_rows(const Tensor& g_in, const Tensor& y, double scale) {
+  Tensor g = g_in.contiguous();
+  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+  Tensor gx = Tensor::empty(y.shape(), y.dtype());
+  dispatch_float(y.dtype(), "softmax backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    const T* yp = y.data<T>();
+    T* o = gx.data<T>();
+    const T s = static_cast<T>(scale);
+    parallel_for(rows, width, [&](int64_t r) {
+      const T* gr = gp + r * width;
+      const T* yr = yp + r * width;
+      T dot = 0;
+      for (int64_t c = 0; c < width; ++c) dot += gr[c] * yr[c];
+      T* orow = o + r * width;
+      for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (gr[c] - dot);
+    });
+  });
+  return gx;
+}
+
+struct SoftmaxBackward : Node {
+  double scale = 1.0;
+  const char* name() const override { return "SoftmaxBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    return {softmax_backward_rows(g, saved(0), scale)};
+  }
+};
+
+struct LogSoftmaxBackward : Node {
+  const char* name() const override { return "LogSoftmaxBackward"; }
+  std::vector<Tensor> backward(const Tensor& g_in) override {
+    Tensor y = saved(0);
+    Tensor g = g_in.contiguous();
+    const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+    Tensor gx = Tensor::empty(y.shape(), y.dtype());
+    dispatch_float(y.dtype(), "log_softmax backward", [&]<typename T>() {
+      const T* gp = g.data<T>();
+      const T* yp = y.data<T>();
+      T* o = gx.data<T>();
+      parallel_for(rows, width, [&](int64_t r) {
+        const T* gr = gp + r * width;
+        T total = 0;
+        for (int64_t c = 0; c < width; ++c) total += gr[c];
+        for (int64_t c = 0; c < width; ++c) {
+          o[r * width + c] = gr[c] - std::exp(yp[r * width + c]) * total;
+        }
+      });
+    });
+    return {gx};
+  }
+};
+
+Tensor softmax_last(const Tensor& a_in, bool log) {
+  Tensor a = a_in.contiguous();
+  const int64_t width = a.dim() ? a.size(-1) : 1;
+  const int64_t rows = width ? a.numel() / width : 0;
+  Tensor out = Tensor::empty(a.shape(), a.dtype());
+  dispatch_float(a.dtype(), log ? "log_softmax" : "softmax", [&]<typename T>() {
+    const T* x = a.data<T>();
+    T* o = out.data<T>();
+    parallel_for(rows, width, [&](int64_t r) {
+      const T* xr = x + r * width;
+      T* orow = o + r * width;
+      T m = -std::numeric_limits<T>::infinity();
+      for (int64_t c = 0; c < width; ++c) m = std::max(m, xr[c]);
+      T total = 0;
+      for (int64_t c = 0; c < width; ++c) total += std::exp(xr[c] - m);
+      if (log) {
+        const T lse = m + std::log(total);
+        for (int64_t c = 0; c < width; ++c) orow[c] = xr[c] - lse;
+      } else {
+        const T inv = T(1) / total;
+        for (int64_t c = 0; c < width; ++c) orow[c] = std::exp(xr[c] - m) * inv;
+      }
+    });
+  });
+  if (needs_grad({&a_in})) {
+    std::shared_ptr<Node> node;
+    if (log) {
+      node = std::make_shared<LogSoftmaxBackward>();
+    } else {
+      node = std::make_shared<SoftmaxBackward>();
+    }
+    node->save(out);
+    attach_node(out, node, {a_in});
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& a, int64_t dim) {
+  return along_last_dim(a, dim, "softmax", [](const Tensor& t) { return softmax_last(t, false); });
+}
+
+Tensor log_softmax(const Tensor& a, int64_t dim) {
+  return along_last_dim(a, dim, "log_softmax",
+                        [](const Tensor& t) { return softmax_last(t, true); });
+}
+
+Tensor attention_softmax(const Tensor& scores_in, double scale, const Tensor& mask, bool causal) {
+  HEED_CHECK(scores_in.dim() >= 2, "attention_softmax: scores must be [.., Tq, Tk], got {}",
+             scores_in.shape_str());
+  Tensor scores = scores_in.contiguous();
+  const Shape& shape = scores.shape();
+  const int64_t nd = scores.dim();
+  const int64_t tq = shape[nd - 2], tk = shape[nd - 1];
+  const int64_t rows = tk ? scores.numel() / tk : 0;
+  Shape mask_strides;
+  const bool bool_mask = mask.defined() && mask.dtype() == DType::u8;
+  if (mask.defined()) {
+    HEED_CHECK(bool_mask || mask.dtype() == scores.dtype(),
+               "attention_softmax: mask must be u8 (1 = attend) or {} like the scores, got {}",
+               scores.dtype(), mask.dtype());
+    HEED_CHECK(broadcast_shapes(mask.shape(), shape, "attention_softmax (mask)") == shape,
+               "attention_softmax: mask {} does not broadcast to scores {}", mask.shape_str(),
+               scores.shape_str());
+    mask_strides = broadcast_strides(mask, shape);
+  }
+  Tensor out = Tensor::empty(shape, scores.dtype());
+  dispatch_float(scores.dtype(), "attention_softmax", [&]<typename T>() {
+    const T* x = scores.data<T>();
+    T* o = out.data<T>();
+    const T s = static_cast<T>(scale);
+    const T* add_mask = mask.defined() && !bool_mask ? mask.data<T>() : nullptr;
+    const uint8_t* keep_mask = bool_mask ? mask.data<uint8_t>() : nullptr;
+    const T neg_inf = -std::numeric_limits<T>::infinity();
+    parallel_for(rows, tk, [&](int64_t r) {
+      const T* xr = x + r * tk;
+      T* orow = o + r * tk;
+      const int64_t q = r % tq;
+      // Keys after this query are cut off in causal mode (queries align to the last keys).
+      const int64_t limit = causal ? std::min<int64_t>(tk, q + tk - tq + 1) : tk;
+      int64_t mask_base = 0, mask_step = 0;
+      if (mask.defined()) {
+        int64_t rest = r;
+        for (int64_t d = nd - 2; d >= 0; --d) {
+          mask_base += (rest % shape[d]) * mask_strides[d];
+          rest /= shape[d];
+        }
+        mask_step = mask_strides[nd - 1];
+      }
+      T m = neg_inf;
+      for (int64_t c = 0; c < limit; ++c) {
+        T v = xr[c] * s;
+        if (add_mask) v += add_mask[mask_base + c * mask_step];
+        if (keep_mask && !keep_mask[mask_base + c * mask_step]) v = neg_inf;
+        orow[c] = v;
+        m = std::max(m, v);
+      }
+      if (m == neg_inf) {  // every key removed: no attention at all
+        for (int64_t c = 0; c < tk; ++c) orow[c] = 0;
+        return;
+      }
+      T total = 0;
+      for (int64_t c = 0; c < limit; ++c) {
+        orow[c] = std::exp(orow[c] - m);
+        total += orow[c];
+      }
+      const T inv = T(1) / total;
+      for (int64_t c = 0; c < limit; ++c) orow[c] *= inv;
+      for (int64_t c = limit; c < tk; ++c) orow[c] = 0;
+    });
+  });
+  if (needs_grad({&scores_in})) {
+    auto node = std::make_shared<SoftmaxBackward>();
+    node->scale = scale;
+    node->save(out);
+    attach_node(out, node, {scores_in});
+  }
+  return out;
+}
+
+}  // namespace heed

