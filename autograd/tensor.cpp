@@ -127,6 +127,11 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
   run_backward(*this, gradient, retain_graph);
 }
 
+void Tensor::retain_grad() {
+  if (is_leaf()) return;  // leaves keep their gradient anyway
+  impl_->grad_fn->retained_outputs.push_back(impl_);
+}
+
 Tensor Tensor::detach() const {
   return from_storage(impl_->storage, impl_->shape, impl_->strides, impl_->offset, impl_->dtype);
 }

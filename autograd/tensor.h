@@ -28,7 +28,6 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> grad;   // accumulated gradient of a leaf
   std::shared_ptr<Node> grad_fn;      // the node that made this tensor (null for leaves)
   std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, made on first use
-  bool retains_grad = false;          // non-leaf that keeps its .grad (retain_grad())
 };
 
 std::string shape_str(const Shape& shape);
@@ -90,7 +89,7 @@ class Tensor {
   void set_grad(const Tensor& g) { impl_->grad = g.impl_; }
   void zero_grad() { impl_->grad.reset(); }
   // Keeps the gradient of a non-leaf after backward.
-  void retain_grad() { impl_->retains_grad = true; }
+  void retain_grad();
   // Runs reverse-mode autodiff from this tensor. A non-scalar needs `gradient`.
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
   // The same data, cut from the graph.

@@ -1,0 +1,144 @@
+#include <gtest/gtest.h>
+
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "support/test_util.h"
+
+using namespace heed;
+
+TEST(Engine, AccumulatesIntoLeavesAndSumsFanIn) {
+  Tensor x = from_vector<double>({1.0, 2.0}, {2});
+  x.set_requires_grad(true);
+  // y = x*x + 3x: one leaf used three times.
+  Tensor y = sum(add(mul(x, x), mul(x, 3.0)));
+  y.backward();
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{5.0, 7.0}));
+  // A second backward accumulates, as in PyTorch.
+  Tensor y2 = sum(mul(x, 2.0));
+  y2.backward();
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{7.0, 9.0}));
+}
+
+TEST(Engine, DeepGraphRunsBackwardAndIsFreedWithoutRecursion) {
+  // 200k nodes: recursion in backward or in the destructors would overflow the stack.
+  Tensor x = from_vector<double>({0.5}, {1});
+  x.set_requires_grad(true);
+  Tensor y = x;
+  for (int i = 0; i < 200000; ++i) y = add(y, 1e-6);
+  sum(y).backward();
+  EXPECT_EQ(x.grad().to_vector<double>()[0], 1.0);
+  // Dropping `y` frees the chain iteratively.
+  Tensor z = x;
+  for (int i = 0; i < 200000; ++i) z = mul(z, 1.0);
+  z = Tensor();
+  SUCCEED();
+}
+
+TEST(Engine, SecondBackwardWithoutRetainGraphFailsClearly) {
+  Tensor x = heed::testing::param({3}, 1);
+  Tensor y = sum(exp(x));
+  y.backward();
+  try {
+    y.backward();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("retain_graph"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Engine, RetainGraphAllowsASecondBackward) {
+  Tensor x = heed::testing::param({3}, 2);
+  Tensor y = sum(exp(x));
+  y.backward(Tensor(), /*retain_graph=*/true);
+  std::vector<double> first = x.grad().to_vector<double>();
+  y.backward();
+  std::vector<double> second = x.grad().to_vector<double>();
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_DOUBLE_EQ(second[i], 2 * first[i]);
+}
+
+TEST(Engine, InPlaceChangeOfASavedTensorIsAnError) {
+  Tensor x = heed::testing::param({3}, 3);
+  Tensor e = exp(x);           // ExpBackward saves its output e
+  Tensor y = sum(mul(e, 2.0));
+  {
+    NoGradGuard no_grad;
+    e.mul_(3.0);  // changes what ExpBackward needs
+  }
+  try {
+    y.backward();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("modified in place"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Engine, InPlaceWriteToALeafThatRequiresGradIsRefused) {
+  Tensor x = heed::testing::param({3}, 4);
+  EXPECT_THROW(x.add_(ones({3}, DType::f64)), Error);
+  NoGradGuard no_grad;
+  EXPECT_NO_THROW(x.add_(ones({3}, DType::f64)));
+}
+
+TEST(Engine, NoGradGuardRecordsNothing) {
+  Tensor x = heed::testing::param({3}, 5);
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = mul(x, 2.0);
+  }
+  EXPECT_FALSE(y.requires_grad());
+  EXPECT_EQ(y.grad_fn(), nullptr);
+  EXPECT_TRUE(grad_enabled());
+}
+
+TEST(Engine, RetainGradKeepsANonLeafGradient) {
+  Tensor x = heed::testing::param({2}, 6);
+  Tensor h = mul(x, 3.0);
+  h.retain_grad();
+  sum(mul(h, h)).backward();
+  std::vector<double> hv = h.to_vector<double>(), hg = h.grad().to_vector<double>();
+  for (size_t i = 0; i < hv.size(); ++i) EXPECT_DOUBLE_EQ(hg[i], 2 * hv[i]);
+}
+
+TEST(Engine, SavedTensorsAreFreedAfterBackward) {
+  Tensor x = heed::testing::param({1000}, 7);
+  Tensor e = exp(x);
+  std::weak_ptr<Storage> saved_storage = e.storage();
+  Tensor y = sum(e);
+  e = Tensor();  // only ExpBackward still holds the output's storage
+  EXPECT_FALSE(saved_storage.expired());
+  y.backward();
+  EXPECT_TRUE(saved_storage.expired());
+}
+
+TEST(Engine, GradientsOfUnusedBranchesStayUndefined) {
+  Tensor a = heed::testing::param({2}, 8), b = heed::testing::param({2}, 9);
+  sum(mul(a, 2.0)).backward();
+  EXPECT_TRUE(a.grad().defined());
+  EXPECT_FALSE(b.grad().defined());
+}
+
+namespace {
+// An op whose backward is deliberately wrong (2x instead of 3x): gradcheck must catch it.
+struct WrongTripleBackward : Node {
+  const char* name() const override { return "WrongTripleBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override { return {mul(g, 2.0)}; }
+};
+Tensor wrong_triple(const Tensor& x) {
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = mul(x, 3.0);
+  }
+  if (needs_grad({&x})) attach_node(out, std::make_shared<WrongTripleBackward>(), {x});
+  return out;
+}
+}  // namespace
+
+TEST(Gradcheck, DetectsAWrongBackward) {
+  GradcheckResult r = gradcheck([](const std::vector<Tensor>& x) { return wrong_triple(x[0]); },
+                                {heed::testing::param({3}, 10)});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("backward 2"), std::string::npos) << r.message;
+}

@@ -1,0 +1,123 @@
+// The oneDNN path against the reference kernel: f32 within 1e-5 relative, every transpose
+// combination, batched, broadcast, with bias; bf16 within bf16's precision.
+#include <gtest/gtest.h>
+
+#include "autograd/kernels/matmul_reference.h"
+#include "autograd/kernels/onednn_matmul.h"
+#include "autograd/ops.h"
+#include "autograd/random.h"
+#include "support/test_util.h"
+
+using namespace heed;
+using heed::testing::max_relative_error;
+
+namespace {
+
+// The reference product of the same operands (any strides), computed in double.
+Tensor reference(const Tensor& a, const Tensor& b, const Tensor& bias = Tensor()) {
+  Tensor a64 = a.to(DType::f64), b64 = b.to(DType::f64);
+  Shape out_shape = broadcast_shapes(Shape(a.shape().begin(), a.shape().end() - 2),
+                                     Shape(b.shape().begin(), b.shape().end() - 2), "test");
+  out_shape.push_back(a.size(-2));
+  out_shape.push_back(b.size(-1));
+  const int64_t nd = static_cast<int64_t>(out_shape.size());
+  auto lead = [&](Tensor t) {
+    while (t.dim() < nd) t = t.unsqueeze(0);
+    return t;
+  };
+  Tensor out = Tensor::empty(out_shape, DType::f64);
+  matmul_reference<double>(lead(a64), lead(b64), bias.defined() ? bias.to(DType::f64) : Tensor(), out);
+  return out;
+}
+
+Tensor rand(const Shape& s, uint64_t seed) {
+  Generator g(seed);
+  return randn(s, g);
+}
+
+}  // namespace
+
+TEST(Matmul, OneDnnMatchesReferenceForEveryTransposeCombination) {
+  const int64_t M = 37, K = 53, N = 29;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      Tensor a = ta ? rand({K, M}, 1).transpose(0, 1) : rand({M, K}, 1);
+      Tensor b = tb ? rand({N, K}, 2).transpose(0, 1) : rand({K, N}, 2);
+      Tensor c = matmul(a, b);
+      EXPECT_LT(max_relative_error(c, reference(a, b)), 1e-5) << "ta=" << ta << " tb=" << tb;
+    }
+  }
+}
+
+TEST(Matmul, BatchedAndStridedAttentionLayoutsMatchReference) {
+  // q, k, v as [B, T, h, d] viewed as [B, h, T, d] through strides.
+  const int64_t B = 2, T = 9, H = 3, D = 8;
+  Tensor q = rand({B, T, H, D}, 3).permute({0, 2, 1, 3});
+  Tensor k = rand({B, T, H, D}, 4).permute({0, 2, 3, 1});
+  Tensor scores = matmul(q, k);
+  EXPECT_EQ(scores.shape(), (Shape{B, H, T, T}));
+  EXPECT_LT(max_relative_error(scores, reference(q, k)), 1e-5);
+  Tensor a3 = rand({4, 7, 5}, 5), b3 = rand({4, 6, 5}, 6).transpose(1, 2);
+  EXPECT_LT(max_relative_error(matmul(a3, b3), reference(a3, b3)), 1e-5);
+}
+
+TEST(Matmul, BroadcastBatchMatchesReference) {
+  Tensor a = rand({3, 5, 4}, 7), b = rand({4, 6}, 8);
+  EXPECT_LT(max_relative_error(matmul(a, b), reference(a, b)), 1e-5);
+  Tensor a1 = rand({1, 5, 4}, 9), b3 = rand({3, 4, 6}, 10);
+  EXPECT_LT(max_relative_error(matmul(a1, b3), reference(a1, b3)), 1e-5);
+}
+
+TEST(Matmul, LinearWithBiasMatchesReference) {
+  Tensor x = rand({2, 11, 24}, 11), w = rand({17, 24}, 12), bias = rand({17}, 13);
+  Tensor y = linear(x, w, bias);
+  Tensor expected = reference(x.reshape({22, 24}), w.transpose(0, 1), bias).reshape({2, 11, 17});
+  EXPECT_LT(max_relative_error(y, expected), 1e-5);
+}
+
+TEST(Matmul, LinearF32AgreesWithF64ReferencePath) {
+  Tensor x = rand({6, 16}, 14), w = rand({8, 16}, 15), bias = rand({8}, 16);
+  Tensor fast = linear(x, w, bias);
+  Tensor ref = linear(x.to(DType::f64), w.to(DType::f64), bias.to(DType::f64));
+  EXPECT_LT(max_relative_error(fast, ref), 1e-5);
+}
+
+TEST(Matmul, Bf16InputsAccumulateInF32WithinBf16Precision) {
+  const int64_t K = 64;
+  Tensor a = rand({16, K}, 17), b = rand({K, 12}, 18);
+  Tensor c = matmul(a.to(DType::bf16), b.to(DType::bf16));
+  EXPECT_EQ(c.dtype(), DType::f32);
+  // Each input carries a relative rounding error up to 2^-8; over K products of N(0,1)
+  // values the absolute error is bounded well under sqrt(K) * 2 * 2^-8 * 3.
+  const double bound = std::sqrt(static_cast<double>(K)) * 2 * (1.0 / 256) * 3;
+  std::vector<double> got = c.to_vector<double>(), want = reference(a, b).to_vector<double>();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], bound);
+  // And exactly the product of the bf16-rounded inputs, up to f32 accumulation.
+  Tensor exact = reference(a.to(DType::bf16).to(DType::f32), b.to(DType::bf16).to(DType::f32));
+  EXPECT_LT(max_relative_error(c, exact), 1e-5);
+}
+
+TEST(Matmul, Bf16PrecisionSwitchRoutesF32ProductsThroughBf16) {
+  Tensor a = rand({8, 32}, 19), b = rand({32, 8}, 20);
+  set_matmul_precision(MatmulPrecision::bf16);
+  Tensor c = matmul(a, b);
+  set_matmul_precision(MatmulPrecision::f32);
+  Tensor exact = reference(a.to(DType::bf16).to(DType::f32), b.to(DType::bf16).to(DType::f32));
+  EXPECT_LT(max_relative_error(c, exact), 1e-5);
+  EXPECT_GT(max_relative_error(c, reference(a, b)), 0.0);  // it really did round
+}
+
+TEST(Matmul, PrimitiveCacheReusesPrimitivesForRepeatedShapes) {
+  Tensor a = rand({13, 7}, 21), b = rand({7, 5}, 22);
+  matmul(a, b);
+  const auto before = matmul_cache_stats();
+  for (int i = 0; i < 5; ++i) matmul(a, b);
+  const auto after = matmul_cache_stats();
+  EXPECT_EQ(after.primitives, before.primitives);
+  EXPECT_EQ(after.hits - before.hits, 5u);
+}
+
+TEST(Matmul, F64UsesTheReferencePathExactlyAsWritten) {
+  Tensor a = from_vector<double>({1, 2, 3, 4}, {2, 2}), b = from_vector<double>({5, 6, 7, 8}, {2, 2});
+  EXPECT_EQ(matmul(a, b).to_vector<double>(), (std::vector<double>{19, 22, 43, 50}));
+}

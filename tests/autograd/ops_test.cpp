@@ -1,0 +1,119 @@
+// Forward values of the ops, and the f32 fast path against the f64 reference path.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "autograd/random.h"
+#include "support/test_util.h"
+
+using namespace heed;
+using heed::testing::max_relative_error;
+
+namespace {
+Tensor rand32(const Shape& s, uint64_t seed) {
+  Generator g(seed);
+  return randn(s, g);
+}
+}  // namespace
+
+TEST(Ops, GeluMatchesClosedForms) {
+  Tensor x = from_vector<double>({-1.0, 0.0, 0.5, 2.0}, {4});
+  std::vector<double> exact = gelu(x).to_vector<double>();
+  std::vector<double> approx = gelu(x, GeluApproximation::tanh).to_vector<double>();
+  for (size_t i = 0; i < exact.size(); ++i) {
+    const double v = x.to_vector<double>()[i];
+    EXPECT_NEAR(exact[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-15);
+    EXPECT_NEAR(approx[i], 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))), 1e-15);
+  }
+}
+
+TEST(Ops, SoftmaxRowsSumToOneAndLogSoftmaxAgrees) {
+  Tensor x = rand32({5, 7}, 1);
+  Tensor s = softmax(x, -1);
+  std::vector<float> sums = sum(s, {1}).to_vector<float>();
+  for (float v : sums) EXPECT_NEAR(v, 1.0f, 1e-6);
+  EXPECT_LT(max_relative_error(exp(log_softmax(x, -1)), s), 1e-6);
+}
+
+TEST(Ops, LayerNormNormalisesRows) {
+  Tensor x = rand32({4, 64}, 2) * 3.0 + 1.0;
+  Tensor y = layer_norm(x, ones({64}), zeros({64}), 1e-5);
+  for (float m : mean(y, {1}).to_vector<float>()) EXPECT_NEAR(m, 0.0f, 1e-5);
+  for (float v : mean(mul(y, y), {1}).to_vector<float>()) EXPECT_NEAR(v, 1.0f, 1e-3);
+}
+
+TEST(Ops, FastF32PathMatchesF64Reference) {
+  Tensor x = rand32({6, 33}, 3), w = rand32({33}, 4), b = rand32({33}, 5);
+  auto f64 = [](const Tensor& t) { return t.to(DType::f64); };
+  EXPECT_LT(max_relative_error(layer_norm(x, w, b, 1e-5), layer_norm(f64(x), f64(w), f64(b), 1e-5)), 1e-5);
+  EXPECT_LT(max_relative_error(softmax(x, -1), softmax(f64(x), -1)), 1e-6);
+  EXPECT_LT(max_relative_error(gelu(x), gelu(f64(x))), 1e-6);
+  Tensor mask = from_vector<uint8_t>({1, 1, 0, 1, 1, 1}, {6, 1});
+  EXPECT_LT(max_relative_error(attention_softmax(x.reshape({1, 6, 33}), 0.3),
+                               attention_softmax(f64(x).reshape({1, 6, 33}), 0.3)), 1e-6);
+  Tensor t = from_vector<int64_t>({1, 0, 32, 5, -100, 7}, {6});
+  EXPECT_LT(max_relative_error(cross_entropy(x, t, -100, 0.1), cross_entropy(f64(x), t, -100, 0.1)), 1e-6);
+}
+
+TEST(Ops, CrossEntropyMatchesHandComputedValue) {
+  // logits [[1, 2, 3], [1, 1, 1]], targets [2, 0]:
+  // row 0: lse = 3 + log(1 + e^-1 + e^-2) = 3.40760596; nll = 0.40760596
+  // row 1: nll = log 3 = 1.09861229
+  Tensor x = from_vector<double>({1, 2, 3, 1, 1, 1}, {2, 3});
+  Tensor t = from_vector<int64_t>({2, 0}, {2});
+  EXPECT_NEAR(cross_entropy(x, t).item(), (0.40760596 + 1.09861229) / 2, 1e-8);
+  Tensor ignored = from_vector<int64_t>({2, -100}, {2});
+  EXPECT_NEAR(cross_entropy(x, ignored).item(), 0.40760596, 1e-8);
+  EXPECT_TRUE(std::isnan(cross_entropy(x, from_vector<int64_t>({-100, -100}, {2})).item()));
+}
+
+TEST(Ops, AttentionSoftmaxCausalAndMaskSemantics) {
+  Tensor scores = zeros({1, 3, 3}, DType::f64);
+  std::vector<double> causal = attention_softmax(scores, 1.0, Tensor(), true).to_vector<double>();
+  const std::vector<double> expected{1, 0, 0, 0.5, 0.5, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(causal[i], expected[i], 1e-15);
+  // A padding mask removes key 2 for every query; a row with nothing left attends nowhere.
+  Tensor keep = from_vector<uint8_t>({1, 1, 0}, {1, 1, 3});
+  std::vector<double> masked = attention_softmax(scores, 1.0, keep).to_vector<double>();
+  EXPECT_NEAR(masked[0], 0.5, 1e-15);
+  EXPECT_EQ(masked[2], 0.0);
+  Tensor none = from_vector<uint8_t>({0, 0, 0}, {1, 1, 3});
+  for (double v : attention_softmax(scores, 1.0, none).to_vector<double>()) EXPECT_EQ(v, 0.0);
+}
+
+TEST(Ops, DropoutDropsTheRightShareAndScalesTheRest) {
+  Generator g(99);
+  Tensor x = ones({100000});
+  std::vector<float> y = dropout(x, 0.25, true, g).to_vector<float>();
+  int64_t zeros_seen = 0;
+  for (float v : y) {
+    if (v == 0.0f) {
+      ++zeros_seen;
+    } else {
+      EXPECT_FLOAT_EQ(v, 1.0f / 0.75f);
+    }
+  }
+  // Binomial(100000, 0.25): standard deviation 137; allow 5 of them.
+  EXPECT_NEAR(zeros_seen, 25000, 5 * 137);
+  EXPECT_EQ(dropout(x, 0.25, false, g).storage(), x.storage());  // identity in eval
+}
+
+TEST(Ops, DropoutIsReproducibleFromTheSeed) {
+  Generator g1(5), g2(5);
+  Tensor x = rand32({1000}, 6);
+  EXPECT_EQ(dropout(x, 0.1, true, g1).to_vector<float>(), dropout(x, 0.1, true, g2).to_vector<float>());
+}
+
+TEST(Ops, ArgmaxAlongEachDim) {
+  Tensor x = from_vector<float>({1, 5, 2, 7, 0, 3}, {2, 3});
+  EXPECT_EQ(argmax(x, 1).to_vector<int64_t>(), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(argmax(x, 0).to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 1}));
+}
+
+TEST(Ops, SumToUndoesBroadcasting) {
+  Tensor g = ones({2, 3, 4});
+  EXPECT_EQ(sum_to(g, {3, 1}).to_vector<float>(), (std::vector<float>{8, 8, 8}));
+  EXPECT_EQ(sum_to(g, {4}).to_vector<float>(), (std::vector<float>{6, 6, 6, 6}));
+}

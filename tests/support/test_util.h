@@ -1,0 +1,47 @@
+#pragma once
+// Helpers shared by the test suites.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <vector>
+
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "autograd/random.h"
+
+namespace heed::testing {
+
+// A random f64 leaf that requires grad, values from N(0, 1) (or uniform in [low, high)).
+inline Tensor param(const Shape& shape, uint64_t seed) {
+  Generator g(seed);
+  Tensor t = randn(shape, g, DType::f64);
+  t.set_requires_grad(true);
+  return t;
+}
+
+inline Tensor positive_param(const Shape& shape, uint64_t seed) {
+  Generator g(seed);
+  Tensor t = uniform(shape, g, 0.5, 2.0, DType::f64);
+  t.set_requires_grad(true);
+  return t;
+}
+
+inline void expect_gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                             const std::vector<Tensor>& inputs) {
+  GradcheckResult r = gradcheck(f, inputs);
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_GT(r.checked, 0);
+}
+
+// Largest |a - b| / max(1, |b|) over all elements.
+inline double max_relative_error(const Tensor& a, const Tensor& b) {
+  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  EXPECT_EQ(x.size(), y.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    worst = std::max(worst, std::abs(x[i] - y[i]) / std::max(1.0, std::abs(y[i])));
+  }
+  return worst;
+}
+
+}  // namespace heed::testing
