@@ -1,0 +1,59 @@
+#pragma once
+// Multi-head attention, self and cross, with padding and causal masks (combinable), and
+// the attention probabilities on request.
+#include <memory>
+#include <string>
+
+#include "autograd/generator.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+
+namespace heed::nn {
+
+// softmax(q k^T / sqrt(d) + mask) v for q [B, h, Tq, d], k and v [B, h, Tk, d].
+// `mask` broadcasts to [B, h, Tq, Tk]: u8 (1 = attend, 0 = masked) or additive float.
+// `causal` stops query i from seeing keys after it. If `probs` is given it receives the
+// attention probabilities [B, h, Tq, Tk] (before dropout).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& mask, bool causal, double dropout_p,
+                                    bool training, Generator* generator, Tensor* probs = nullptr);
+
+// A [B, Tk] padding mask (1 = token, 0 = padding; any integer or float dtype) as the u8
+// [B, 1, 1, Tk] mask that attention broadcasts over heads and queries.
+Tensor padding_mask_for_attention(const Tensor& attention_mask);
+
+// Child names of the four projections, so that parameter names match the checkpoint
+// layout a model family uses. Default: BART's (`q_proj` ... `out_proj`); BERT registers
+// the module as `attention` with {"self.query", "self.key", "self.value", "output.dense"}.
+struct AttentionNames {
+  std::string query = "q_proj";
+  std::string key = "k_proj";
+  std::string value = "v_proj";
+  std::string output = "out_proj";
+};
+
+struct AttentionOutput {
+  Tensor output;  // [B, Tq, C]
+  Tensor probs;   // [B, h, Tq, Tk], only when asked for
+};
+
+class MultiHeadAttention : public Module {
+ public:
+  MultiHeadAttention(int64_t embed_dim, int64_t num_heads, Generator& init,
+                     std::shared_ptr<Generator> dropout_generator, double attention_dropout = 0.0,
+                     bool bias = true, double init_std = 0.02, DType dtype = DType::f32,
+                     const AttentionNames& names = {});
+
+  // query [B, Tq, C]; key_value [B, Tk, C] for cross-attention, undefined for self-attention;
+  // key_padding_mask [B, Tk] (1 = token, 0 = padding) or undefined.
+  AttentionOutput forward(const Tensor& query, const Tensor& key_value = Tensor(),
+                          const Tensor& key_padding_mask = Tensor(), bool causal = false,
+                          bool need_weights = false) const;
+
+  int64_t embed_dim, num_heads, head_dim;
+  double attention_dropout;
+  std::shared_ptr<Linear> q_proj, k_proj, v_proj, out_proj;
+  std::shared_ptr<Generator> dropout_generator;
+};
+
+}  // namespace heed::nn
