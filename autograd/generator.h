@@ -11,7 +11,9 @@ namespace heed {
 std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter);
 
 // A uniform float in [0, 1) from 24 random bits.
-inline float uint_to_unit_float(uint32_t x) { return (x >> 8) * (1.0f / 16777216.0f); }
+inline float uint_to_unit_float(uint32_t x) {
+  return (x >> 8) * (1.0f / 16777216.0f);
+}
 // A uniform double in [0, 1) from 53 random bits.
 inline double uints_to_unit_double(uint32_t hi, uint32_t lo) {
   uint64_t bits = (static_cast<uint64_t>(hi) << 21) ^ (lo >> 11);

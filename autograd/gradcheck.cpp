@@ -61,8 +61,8 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
           result.ok = false;
           if (reported++ < 8) {
             result.message += fmt::format(
-                "input {} {} element {} -> output element {}: backward {:.8g}, numeric {:.8g}\n",
-                i, inputs[i].shape_str(), k, j, a, numeric);
+                "input {} {} element {} -> output element {}: backward {:.8g}, numeric {:.8g}\n", i,
+                inputs[i].shape_str(), k, j, a, numeric);
           }
         }
       }

@@ -75,8 +75,8 @@ Tensor Node::saved(size_t index) const {
 
 std::vector<Tensor> AccumulateGrad::backward(const Tensor& grad_output) {
   HEED_CHECK(grad_output.shape() == leaf_->shape,
-             "AccumulateGrad: gradient of shape {} for a leaf of shape {}",
-             grad_output.shape_str(), shape_str(leaf_->shape));
+             "AccumulateGrad: gradient of shape {} for a leaf of shape {}", grad_output.shape_str(),
+             shape_str(leaf_->shape));
   Tensor g = grad_output.dtype() == leaf_->dtype ? grad_output : grad_output.to(leaf_->dtype);
   if (!leaf_->grad) {
     // A private copy: the incoming gradient may alias another tensor's gradient.

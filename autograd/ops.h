@@ -29,16 +29,36 @@ enum class GeluApproximation { none, tanh };
 // none: 0.5x(1+erf(x/sqrt2)) (BERT's "gelu"); tanh: GPT-2's "gelu_new".
 Tensor gelu(const Tensor& a, GeluApproximation approximation = GeluApproximation::none);
 
-inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-inline Tensor operator-(const Tensor& a) { return neg(a); }
-inline Tensor operator+(const Tensor& a, double b) { return add(a, b); }
-inline Tensor operator-(const Tensor& a, double b) { return add(a, -b); }
-inline Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
-inline Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
-inline Tensor operator/(const Tensor& a, double b) { return mul(a, 1.0 / b); }
+inline Tensor operator+(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
+inline Tensor operator-(const Tensor& a, const Tensor& b) {
+  return sub(a, b);
+}
+inline Tensor operator*(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+inline Tensor operator/(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+inline Tensor operator-(const Tensor& a) {
+  return neg(a);
+}
+inline Tensor operator+(const Tensor& a, double b) {
+  return add(a, b);
+}
+inline Tensor operator-(const Tensor& a, double b) {
+  return add(a, -b);
+}
+inline Tensor operator*(const Tensor& a, double b) {
+  return mul(a, b);
+}
+inline Tensor operator*(double a, const Tensor& b) {
+  return mul(b, a);
+}
+inline Tensor operator/(const Tensor& a, double b) {
+  return mul(a, 1.0 / b);
+}
 
 // --- reductions (ops/reduce.cpp) ---
 Tensor sum(const Tensor& a);  // all elements, a scalar of shape []

@@ -6,8 +6,8 @@
 
 namespace heed {
 
-Tensor randn(const Shape& shape, Generator& generator, DType dtype = DType::f32,
-             double mean = 0.0, double std = 1.0);
+Tensor randn(const Shape& shape, Generator& generator, DType dtype = DType::f32, double mean = 0.0,
+             double std = 1.0);
 Tensor uniform(const Shape& shape, Generator& generator, double low = 0.0, double high = 1.0,
                DType dtype = DType::f32);
 

@@ -11,7 +11,9 @@
 
 namespace heed {
 
-std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+std::string shape_str(const Shape& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
@@ -59,7 +61,8 @@ Shape broadcast_strides(const Tensor& t, const Shape& shape) {
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
-  for (int64_t s : shape) HEED_CHECK(s >= 0, "empty: negative size in shape {}", heed::shape_str(shape));
+  for (int64_t s : shape)
+    HEED_CHECK(s >= 0, "empty: negative size in shape {}", heed::shape_str(shape));
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::make_shared<Storage>(shape_numel(shape) * dtype_size(dtype));
   impl->shape = shape;
@@ -79,8 +82,12 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, Shape shape, Shape
   return Tensor(std::move(impl));
 }
 
-int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
+int64_t Tensor::size(int64_t d) const {
+  return impl_->shape[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  return impl_->strides[wrap_dim(d, dim(), "stride")];
+}
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
@@ -115,8 +122,10 @@ double Tensor::item() const {
 }
 
 Tensor& Tensor::set_requires_grad(bool value) {
-  HEED_CHECK(is_leaf(), "set_requires_grad: only leaves can be marked; this tensor of shape {} "
-             "was produced by {}", shape_str(), "an op");
+  HEED_CHECK(is_leaf(),
+             "set_requires_grad: only leaves can be marked; this tensor of shape {} "
+             "was produced by {}",
+             shape_str(), "an op");
   HEED_CHECK(!value || is_floating(dtype()),
              "set_requires_grad: a {} tensor cannot require grad (floating dtypes only)", dtype());
   impl_->requires_grad = value;
@@ -181,8 +190,8 @@ Tensor& Tensor::copy_(const Tensor& src) {
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
   check_inplace("add_");
-  HEED_CHECK(other.shape() == shape() && other.dtype() == dtype(),
-             "add_: {} {} into {} {}", other.dtype(), other.shape_str(), dtype(), shape_str());
+  HEED_CHECK(other.shape() == shape() && other.dtype() == dtype(), "add_: {} {} into {} {}",
+             other.dtype(), other.shape_str(), dtype(), shape_str());
   dispatch_float(dtype(), "add_", [&]<typename T>() {
     T* d = static_cast<T*>(raw_data());
     const T* s = static_cast<const T*>(other.raw_data());
@@ -214,27 +223,51 @@ Tensor& Tensor::mul_(double value) {
   return *this;
 }
 
-Tensor Tensor::reshape(const Shape& s) const { return heed::reshape(*this, s); }
-Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return heed::transpose(*this, d0, d1); }
-Tensor Tensor::permute(const Shape& dims) const { return heed::permute(*this, dims); }
+Tensor Tensor::reshape(const Shape& s) const {
+  return heed::reshape(*this, s);
+}
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  return heed::transpose(*this, d0, d1);
+}
+Tensor Tensor::permute(const Shape& dims) const {
+  return heed::permute(*this, dims);
+}
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end, int64_t step) const {
   return heed::slice(*this, d, start, end, step);
 }
-Tensor Tensor::select(int64_t d, int64_t index) const { return heed::select(*this, d, index); }
-Tensor Tensor::unsqueeze(int64_t d) const { return heed::unsqueeze(*this, d); }
-Tensor Tensor::squeeze(int64_t d) const { return heed::squeeze(*this, d); }
-Tensor Tensor::contiguous() const { return heed::contiguous(*this); }
-Tensor Tensor::to(DType t) const { return heed::to_dtype(*this, t); }
-Tensor Tensor::clone() const { return heed::clone(*this); }
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  return heed::select(*this, d, index);
+}
+Tensor Tensor::unsqueeze(int64_t d) const {
+  return heed::unsqueeze(*this, d);
+}
+Tensor Tensor::squeeze(int64_t d) const {
+  return heed::squeeze(*this, d);
+}
+Tensor Tensor::contiguous() const {
+  return heed::contiguous(*this);
+}
+Tensor Tensor::to(DType t) const {
+  return heed::to_dtype(*this, t);
+}
+Tensor Tensor::clone() const {
+  return heed::clone(*this);
+}
 
-Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
-Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor zeros(const Shape& shape, DType dtype) {
+  return full(shape, 0.0, dtype);
+}
+Tensor ones(const Shape& shape, DType dtype) {
+  return full(shape, 1.0, dtype);
+}
 Tensor full(const Shape& shape, double value, DType dtype) {
   Tensor t = Tensor::empty(shape, dtype);
   t.fill_(value);
   return t;
 }
-Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
+Tensor scalar_tensor(double value, DType dtype) {
+  return full({}, value, dtype);
+}
 
 Tensor arange(int64_t start, int64_t end, DType dtype) {
   HEED_CHECK(end >= start, "arange: end {} before start {}", end, start);

@@ -20,13 +20,13 @@ class Tensor;
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   Shape shape;
-  Shape strides;  // in elements
+  Shape strides;       // in elements
   int64_t offset = 0;  // in elements
   DType dtype = DType::f32;
 
-  bool requires_grad = false;         // set by the user on leaves, or by ops on results
-  std::shared_ptr<TensorImpl> grad;   // accumulated gradient of a leaf
-  std::shared_ptr<Node> grad_fn;      // the node that made this tensor (null for leaves)
+  bool requires_grad = false;            // set by the user on leaves, or by ops on results
+  std::shared_ptr<TensorImpl> grad;      // accumulated gradient of a leaf
+  std::shared_ptr<Node> grad_fn;         // the node that made this tensor (null for leaves)
   std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, made on first use
 };
 
@@ -52,7 +52,7 @@ class Tensor {
   const Shape& shape() const { return impl_->shape; }
   const Shape& strides() const { return impl_->strides; }
   int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
-  int64_t size(int64_t d) const;     // negative d counts from the end
+  int64_t size(int64_t d) const;  // negative d counts from the end
   int64_t stride(int64_t d) const;
   int64_t numel() const { return shape_numel(impl_->shape); }
   int64_t offset() const { return impl_->offset; }
@@ -65,8 +65,8 @@ class Tensor {
   // Pointer to the first element; throws if T is not this tensor's dtype.
   template <typename T>
   T* data() const {
-    HEED_CHECK(dtype_of<T>() == impl_->dtype, "data<{}>() on a {} tensor", dtype_name(dtype_of<T>()),
-               impl_->dtype);
+    HEED_CHECK(dtype_of<T>() == impl_->dtype, "data<{}>() on a {} tensor",
+               dtype_name(dtype_of<T>()), impl_->dtype);
     return static_cast<T*>(raw_data());
   }
   void* raw_data() const {
@@ -99,7 +99,7 @@ class Tensor {
   //     while grad mode is on, as a silent wrong gradient would follow) ---
   Tensor& fill_(double value);
   Tensor& zero_() { return fill_(0.0); }
-  Tensor& copy_(const Tensor& src);  // same shape; converts dtype
+  Tensor& copy_(const Tensor& src);                       // same shape; converts dtype
   Tensor& add_(const Tensor& other, double alpha = 1.0);  // same shape
   Tensor& mul_(double value);
 

@@ -11,18 +11,24 @@ Activation parse_activation(const std::string& name) {
 
 const char* activation_name(Activation a) {
   switch (a) {
-    case Activation::gelu: return "gelu";
-    case Activation::gelu_tanh: return "gelu_new";
-    case Activation::relu: return "relu";
+    case Activation::gelu:
+      return "gelu";
+    case Activation::gelu_tanh:
+      return "gelu_new";
+    case Activation::relu:
+      return "relu";
   }
   return "?";
 }
 
 Tensor activate(const Tensor& x, Activation a) {
   switch (a) {
-    case Activation::gelu: return gelu(x, GeluApproximation::none);
-    case Activation::gelu_tanh: return gelu(x, GeluApproximation::tanh);
-    case Activation::relu: return relu(x);
+    case Activation::gelu:
+      return gelu(x, GeluApproximation::none);
+    case Activation::gelu_tanh:
+      return gelu(x, GeluApproximation::tanh);
+    case Activation::relu:
+      return relu(x);
   }
   return x;
 }

@@ -46,10 +46,14 @@ MultiHeadAttention::MultiHeadAttention(int64_t embed, int64_t heads, Generator& 
              "MultiHeadAttention: {} heads do not divide the hidden size {}", heads, embed);
   HEED_CHECK(dropout_p >= 0.0 && dropout_p < 1.0,
              "MultiHeadAttention: dropout must be in [0, 1), got {}", dropout_p);
-  q_proj = register_module(names.query, std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
-  k_proj = register_module(names.key, std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
-  v_proj = register_module(names.value, std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
-  out_proj = register_module(names.output, std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
+  q_proj = register_module(names.query,
+                           std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
+  k_proj = register_module(names.key,
+                           std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
+  v_proj = register_module(names.value,
+                           std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
+  out_proj = register_module(names.output,
+                             std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
 }
 
 AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& key_value,
@@ -77,9 +81,9 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
   Tensor k = heads(k_proj->forward(kv), Tk);
   Tensor v = heads(v_proj->forward(kv), Tk);
   AttentionOutput out;
-  Tensor context = scaled_dot_product_attention(q, k, v, mask, causal, attention_dropout,
-                                                is_training(), dropout_generator.get(),
-                                                need_weights ? &out.probs : nullptr);
+  Tensor context =
+      scaled_dot_product_attention(q, k, v, mask, causal, attention_dropout, is_training(),
+                                   dropout_generator.get(), need_weights ? &out.probs : nullptr);
   // [B, h, Tq, d] -> [B, Tq, h, d] -> [B, Tq, C]
   Tensor merged = context.permute({0, 2, 1, 3}).reshape({B, Tq, embed_dim});
   out.output = out_proj->forward(merged);

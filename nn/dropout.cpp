@@ -10,6 +10,8 @@ Dropout::Dropout(double probability, std::shared_ptr<Generator> gen)
   HEED_CHECK(generator != nullptr, "Dropout: needs a generator");
 }
 
-Tensor Dropout::forward(const Tensor& x) const { return dropout(x, p, is_training(), *generator); }
+Tensor Dropout::forward(const Tensor& x) const {
+  return dropout(x, p, is_training(), *generator);
+}
 
 }  // namespace heed::nn

@@ -18,6 +18,8 @@ Embedding::Embedding(int64_t num_embeddings, int64_t dim, Generator& init, int64
   weight = register_parameter("weight", table);
 }
 
-Tensor Embedding::forward(const Tensor& ids) const { return embedding(weight, ids, padding_idx); }
+Tensor Embedding::forward(const Tensor& ids) const {
+  return embedding(weight, ids, padding_idx);
+}
 
 }  // namespace heed::nn

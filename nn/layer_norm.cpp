@@ -11,6 +11,8 @@ LayerNorm::LayerNorm(int64_t dim, double epsilon, DType dtype) : eps(epsilon) {
   bias = register_parameter("bias", zeros({dim}, dtype));
 }
 
-Tensor LayerNorm::forward(const Tensor& x) const { return layer_norm(x, weight, bias, eps); }
+Tensor LayerNorm::forward(const Tensor& x) const {
+  return layer_norm(x, weight, bias, eps);
+}
 
 }  // namespace heed::nn

@@ -9,10 +9,13 @@ Linear::Linear(int64_t in_features, int64_t out_features, Generator& init, bool 
                double init_std, DType dtype) {
   HEED_CHECK(in_features > 0 && out_features > 0, "Linear: sizes must be positive, got {} -> {}",
              in_features, out_features);
-  weight = register_parameter("weight", randn({out_features, in_features}, init, dtype, 0.0, init_std));
+  weight =
+      register_parameter("weight", randn({out_features, in_features}, init, dtype, 0.0, init_std));
   if (has_bias) bias = register_parameter("bias", zeros({out_features}, dtype));
 }
 
-Tensor Linear::forward(const Tensor& x) const { return linear(x, weight, bias); }
+Tensor Linear::forward(const Tensor& x) const {
+  return linear(x, weight, bias);
+}
 
 }  // namespace heed::nn

@@ -24,7 +24,8 @@ void Module::collect(const std::string& prefix, bool buffers, NamedTensors& out,
     seen.push_back(t.impl());
     out.emplace_back(prefix + name, t);
   }
-  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", buffers, out, seen);
+  for (const auto& [name, child] : children_)
+    child->collect(prefix + name + ".", buffers, out, seen);
 }
 
 NamedTensors Module::named_parameters() const {

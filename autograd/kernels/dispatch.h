@@ -11,21 +11,30 @@ namespace heed {
 template <typename F>
 decltype(auto) dispatch_float(DType dtype, const char* op, F&& f) {
   switch (dtype) {
-    case DType::f32: return f.template operator()<float>();
-    case DType::f64: return f.template operator()<double>();
-    default: fail("{}: expected a floating tensor (f32 or f64), got {}", op, dtype);
+    case DType::f32:
+      return f.template operator()<float>();
+    case DType::f64:
+      return f.template operator()<double>();
+    default:
+      fail("{}: expected a floating tensor (f32 or f64), got {}", op, dtype);
   }
 }
 
 template <typename F>
 decltype(auto) dispatch_all(DType dtype, const char* op, F&& f) {
   switch (dtype) {
-    case DType::f32: return f.template operator()<float>();
-    case DType::f64: return f.template operator()<double>();
-    case DType::bf16: return f.template operator()<bf16>();
-    case DType::i32: return f.template operator()<int32_t>();
-    case DType::i64: return f.template operator()<int64_t>();
-    case DType::u8: return f.template operator()<uint8_t>();
+    case DType::f32:
+      return f.template operator()<float>();
+    case DType::f64:
+      return f.template operator()<double>();
+    case DType::bf16:
+      return f.template operator()<bf16>();
+    case DType::i32:
+      return f.template operator()<int32_t>();
+    case DType::i64:
+      return f.template operator()<int64_t>();
+    case DType::u8:
+      return f.template operator()<uint8_t>();
   }
   fail("{}: unknown dtype", op);
 }

@@ -53,9 +53,12 @@ Cache& cache() {
 
 dnnl::memory::data_type onednn_type(DType t) {
   switch (t) {
-    case DType::f32: return dnnl::memory::data_type::f32;
-    case DType::bf16: return dnnl::memory::data_type::bf16;
-    default: fail("matmul: oneDNN path takes f32 or bf16, got {}", t);
+    case DType::f32:
+      return dnnl::memory::data_type::f32;
+    case DType::bf16:
+      return dnnl::memory::data_type::bf16;
+    default:
+      fail("matmul: oneDNN path takes f32 or bf16, got {}", t);
   }
 }
 
@@ -132,15 +135,15 @@ void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const T
     } else {
       try {
         std::string impl;
-        entry.primitive = build(a.shape(), a_strides, b.shape(), b_strides, bias, out, a.dtype(), &impl);
-        if (impl.find("ref") != std::string::npos &&
-            (!a.is_contiguous() || !b.is_contiguous())) {
+        entry.primitive =
+            build(a.shape(), a_strides, b.shape(), b_strides, bias, out, a.dtype(), &impl);
+        if (impl.find("ref") != std::string::npos && (!a.is_contiguous() || !b.is_contiguous())) {
           entry.copy_a = !a.is_contiguous();
           entry.copy_b = !b.is_contiguous();
           entry.primitive =
               build(a.shape(), entry.copy_a ? contiguous_strides(a.shape()) : a_strides, b.shape(),
-                    entry.copy_b ? contiguous_strides(b.shape()) : b_strides, bias, out,
-                    a.dtype(), &impl);
+                    entry.copy_b ? contiguous_strides(b.shape()) : b_strides, bias, out, a.dtype(),
+                    &impl);
         }
         entry.impl = impl;
       } catch (const dnnl::error& e) {
@@ -166,9 +169,9 @@ void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const T
       {DNNL_ARG_DST, mem(out, describe(out.shape(), out.strides(), DType::f32))},
   };
   if (bias.defined()) {
-    args.emplace(DNNL_ARG_BIAS, mem(bias, describe(bias_shape(nd, out.shape().back()),
-                                                   bias_shape(nd, bias.strides().back()),
-                                                   DType::f32)));
+    args.emplace(DNNL_ARG_BIAS,
+                 mem(bias, describe(bias_shape(nd, out.shape().back()),
+                                    bias_shape(nd, bias.strides().back()), DType::f32)));
   }
   entry.primitive.execute(runtime().stream, args);
   runtime().stream.wait();

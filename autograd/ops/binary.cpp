@@ -71,8 +71,12 @@ Tensor add_or_sub(const Tensor& a, const Tensor& b, double sign) {
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { return add_or_sub(a, b, 1.0); }
-Tensor sub(const Tensor& a, const Tensor& b) { return add_or_sub(a, b, -1.0); }
+Tensor add(const Tensor& a, const Tensor& b) {
+  return add_or_sub(a, b, 1.0);
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return add_or_sub(a, b, -1.0);
+}
 
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = map2(a, b, "mul", []<typename T>(T x, T y) { return x * y; });

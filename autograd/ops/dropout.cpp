@@ -20,17 +20,18 @@ Tensor apply_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offset) 
     T* o = out.data<T>();
     const T scale = static_cast<T>(1.0 / (1.0 - p));
     constexpr int64_t kBlocksPerTask = 1024;
-    parallel_for((blocks + kBlocksPerTask - 1) / kBlocksPerTask, kBlocksPerTask * 16, [&](int64_t t) {
-      const int64_t b0 = t * kBlocksPerTask, b1 = std::min(blocks, b0 + kBlocksPerTask);
-      for (int64_t b = b0; b < b1; ++b) {
-        const auto r = philox4x32(seed, offset + b);
-        for (int64_t lane = 0; lane < 4; ++lane) {
-          const int64_t i = b * 4 + lane;
-          if (i >= n) break;
-          o[i] = uint_to_unit_float(r[lane]) >= threshold ? xp[i] * scale : T(0);
-        }
-      }
-    });
+    parallel_for(
+        (blocks + kBlocksPerTask - 1) / kBlocksPerTask, kBlocksPerTask * 16, [&](int64_t t) {
+          const int64_t b0 = t * kBlocksPerTask, b1 = std::min(blocks, b0 + kBlocksPerTask);
+          for (int64_t b = b0; b < b1; ++b) {
+            const auto r = philox4x32(seed, offset + b);
+            for (int64_t lane = 0; lane < 4; ++lane) {
+              const int64_t i = b * 4 + lane;
+              if (i >= n) break;
+              o[i] = uint_to_unit_float(r[lane]) >= threshold ? xp[i] * scale : T(0);
+            }
+          }
+        });
   });
   return out;
 }
@@ -39,7 +40,9 @@ struct DropoutBackward : Node {
   double p;
   uint64_t seed, offset;
   const char* name() const override { return "DropoutBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override { return {apply_mask(g, p, seed, offset)}; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    return {apply_mask(g, p, seed, offset)};
+  }
 };
 
 }  // namespace

@@ -41,7 +41,8 @@ Tensor map2(const Tensor& a, const Tensor& b, const char* op, F f) {
     T* o = out.data<T>();
     const T* x = a.data<T>();
     const T* y = b.data<T>();
-    strided_loop<3>(shape, {out.strides(), broadcast_strides(a, shape), broadcast_strides(b, shape)},
+    strided_loop<3>(shape,
+                    {out.strides(), broadcast_strides(a, shape), broadcast_strides(b, shape)},
                     [&](auto base, int64_t n, auto step) {
                       T* op_ = o + base[0];
                       const T* xp = x + base[1];
@@ -52,7 +53,8 @@ Tensor map2(const Tensor& a, const Tensor& b, const char* op, F f) {
                         const T yv = *yp;
                         for (int64_t i = 0; i < n; ++i) op_[i] = f(xp[i], yv);
                       } else {
-                        for (int64_t i = 0; i < n; ++i) op_[i] = f(xp[i * step[1]], yp[i * step[2]]);
+                        for (int64_t i = 0; i < n; ++i)
+                          op_[i] = f(xp[i * step[1]], yp[i * step[2]]);
                       }
                     });
   });

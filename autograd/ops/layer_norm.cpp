@@ -74,10 +74,10 @@ struct LayerNormBackward : Node {
 
 Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, double eps) {
   const int64_t width = x_in.size(-1);
-  HEED_CHECK(weight.dim() == 1 && weight.size(0) == width && bias.dim() == 1 &&
-                 bias.size(0) == width,
-             "layer_norm: weight {} and bias {} must be [{}] for input {}", weight.shape_str(),
-             bias.shape_str(), width, x_in.shape_str());
+  HEED_CHECK(
+      weight.dim() == 1 && weight.size(0) == width && bias.dim() == 1 && bias.size(0) == width,
+      "layer_norm: weight {} and bias {} must be [{}] for input {}", weight.shape_str(),
+      bias.shape_str(), width, x_in.shape_str());
   HEED_CHECK(x_in.dtype() == weight.dtype() && x_in.dtype() == bias.dtype(),
              "layer_norm: dtypes differ: input {}, weight {}, bias {}", x_in.dtype(),
              weight.dtype(), bias.dtype());

@@ -1,4 +1,7 @@
 // Matrix products: matmul (2-D and batched, broadcast batch dims) and the precision switch.
+#include <algorithm>
+#include <numeric>
+
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/matmul_reference.h"
 #include "autograd/kernels/onednn_matmul.h"
@@ -19,6 +22,21 @@ Tensor with_leading_ones(const Tensor& t, int64_t nd) {
   shape.insert(shape.begin(), lead, 1);
   strides.insert(strides.begin(), lead, t.numel());
   return Tensor::from_storage(t.storage(), shape, strides, t.offset(), t.dtype());
+}
+
+// `t` in bf16 with the same memory order: a transposed view converts as the dense tensor
+// underneath and stays a transposed view, so no operand is ever physically transposed.
+Tensor to_bf16_keep_layout(const Tensor& t) {
+  if (t.dtype() == DType::bf16) return t;
+  Shape order(t.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return t.strides()[x] > t.strides()[y]; });
+  Tensor dense_order = t.permute(order);
+  if (!dense_order.is_contiguous()) return t.to(DType::bf16);
+  Shape inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
+  return dense_order.to(DType::bf16).permute(inverse);
 }
 
 struct MatmulBackward : Node {
@@ -45,8 +63,12 @@ struct MatmulBackward : Node {
 
 }  // namespace
 
-void set_matmul_precision(MatmulPrecision precision) { g_precision = precision; }
-MatmulPrecision matmul_precision() { return g_precision; }
+void set_matmul_precision(MatmulPrecision precision) {
+  g_precision = precision;
+}
+MatmulPrecision matmul_precision() {
+  return g_precision;
+}
 
 void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, const Tensor& out) {
   const int64_t nd = out.dim();
@@ -55,11 +77,11 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, con
     matmul_reference<double>(a, b, bias, out);
     return;
   }
-  const bool use_bf16 = a.dtype() == DType::bf16 || b.dtype() == DType::bf16 ||
-                        g_precision == MatmulPrecision::bf16;
+  const bool use_bf16 =
+      a.dtype() == DType::bf16 || b.dtype() == DType::bf16 || g_precision == MatmulPrecision::bf16;
   if (use_bf16) {
     NoGradGuard no_grad;
-    onednn_matmul(a.to(DType::bf16), b.to(DType::bf16), bias, out);
+    onednn_matmul(to_bf16_keep_layout(a), to_bf16_keep_layout(b), bias, out);
   } else {
     onednn_matmul(a, b, bias, out);
   }
@@ -74,8 +96,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   HEED_CHECK(!f64 || a.dtype() == b.dtype(), "matmul: dtypes differ: {} {} x {} {}", a.dtype(),
              a.shape_str(), b.dtype(), b.shape_str());
   for (const Tensor* t : {&a, &b}) {
-    HEED_CHECK(is_floating(t->dtype()), "matmul: expected floating operands, got {} {}",
-               t->dtype(), t->shape_str());
+    HEED_CHECK(is_floating(t->dtype()), "matmul: expected floating operands, got {} {}", t->dtype(),
+               t->shape_str());
   }
   const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
   const Shape b_batch(b.shape().begin(), b.shape().end() - 2);

@@ -79,7 +79,8 @@ Tensor sum_impl(const Tensor& a, const std::vector<bool>& mask, bool keepdim, do
     for (int64_t d = 0; d < a.dim(); ++d) {
       if (!mask[d]) squeezed.push_back(a.shape()[d]);
     }
-    out = Tensor::from_storage(out.storage(), squeezed, contiguous_strides(squeezed), 0, out.dtype());
+    out =
+        Tensor::from_storage(out.storage(), squeezed, contiguous_strides(squeezed), 0, out.dtype());
   }
   if (needs_grad({&a})) {
     auto node = std::make_shared<SumBackward>();
@@ -93,7 +94,9 @@ Tensor sum_impl(const Tensor& a, const std::vector<bool>& mask, bool keepdim, do
 
 }  // namespace
 
-Tensor sum(const Tensor& a) { return sum_impl(a, std::vector<bool>(a.dim(), true), false, 1.0); }
+Tensor sum(const Tensor& a) {
+  return sum_impl(a, std::vector<bool>(a.dim(), true), false, 1.0);
+}
 
 Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
   return sum_impl(a, dims_mask(a, dims, "sum"), keepdim, 1.0);

@@ -9,6 +9,8 @@ void set_num_threads(int threads) {
   omp_set_num_threads(threads);
 }
 
-int num_threads() { return omp_get_max_threads(); }
+int num_threads() {
+  return omp_get_max_threads();
+}
 
 }  // namespace heed

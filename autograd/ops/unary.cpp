@@ -63,7 +63,9 @@ T gelu_tanh_grad(T x) {
 
 }  // namespace
 
-Tensor neg(const Tensor& a) { return mul(a, -1.0); }
+Tensor neg(const Tensor& a) {
+  return mul(a, -1.0);
+}
 
 Tensor exp(const Tensor& a) {
   return pointwise(
@@ -88,7 +90,8 @@ Tensor pow(const Tensor& a, double exponent) {
       a, "pow", "PowBackward",
       [exponent]<typename T>(T x) { return static_cast<T>(std::pow(x, static_cast<T>(exponent))); },
       [exponent]<typename T>(T g, T x) {
-        return g * static_cast<T>(exponent) * static_cast<T>(std::pow(x, static_cast<T>(exponent - 1)));
+        return g * static_cast<T>(exponent) *
+               static_cast<T>(std::pow(x, static_cast<T>(exponent - 1)));
       },
       false);
 }

@@ -227,7 +227,8 @@ Tensor clone(const Tensor& a) {
     NoGradGuard no_grad;
     out.copy_(a);
   }
-  if (needs_grad({&a})) attach_node(out, std::make_shared<CopyBackward>("CloneBackward", a.dtype()), {a});
+  if (needs_grad({&a}))
+    attach_node(out, std::make_shared<CopyBackward>("CloneBackward", a.dtype()), {a});
   return out;
 }
 

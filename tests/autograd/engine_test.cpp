@@ -59,7 +59,7 @@ TEST(Engine, RetainGraphAllowsASecondBackward) {
 
 TEST(Engine, InPlaceChangeOfASavedTensorIsAnError) {
   Tensor x = heed::testing::param({3}, 3);
-  Tensor e = exp(x);           // ExpBackward saves its output e
+  Tensor e = exp(x);  // ExpBackward saves its output e
   Tensor y = sum(mul(e, 2.0));
   {
     NoGradGuard no_grad;

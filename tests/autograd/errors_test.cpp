@@ -52,13 +52,19 @@ TEST(Errors, LinearShapeMismatch) {
 }
 
 TEST(Errors, EmbeddingIdOutOfRange) {
-  expect_error([] { embedding(zeros({4, 2}), from_vector<int64_t>({1, 4}, {2})); },
-               {"embedding", "id 4", "4"});
+  expect_error(
+      [] {
+        embedding(zeros({4, 2}), from_vector<int64_t>({1, 4}, {2}));
+      },
+      {"embedding", "id 4", "4"});
 }
 
 TEST(Errors, CrossEntropyTargetOutOfRange) {
-  expect_error([] { cross_entropy(zeros({2, 3}), from_vector<int64_t>({0, 3}, {2})); },
-               {"cross_entropy", "target 3", "3 classes"});
+  expect_error(
+      [] {
+        cross_entropy(zeros({2, 3}), from_vector<int64_t>({0, 3}, {2}));
+      },
+      {"cross_entropy", "target 3", "3 classes"});
 }
 
 TEST(Errors, ReshapeToWrongSize) {

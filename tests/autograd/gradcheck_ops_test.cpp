@@ -7,25 +7,51 @@ using heed::testing::param;
 using heed::testing::positive_param;
 using Inputs = std::vector<Tensor>;
 
-TEST(Gradcheck, Add) { expect_gradcheck([](const Inputs& x) { return add(x[0], x[1]); }, {param({3, 4}, 1), param({3, 4}, 2)}); }
-TEST(Gradcheck, AddBroadcast) {
-  expect_gradcheck([](const Inputs& x) { return add(x[0], x[1]); }, {param({2, 1, 3}, 1), param({4, 1}, 2)});
+TEST(Gradcheck, Add) {
+  expect_gradcheck([](const Inputs& x) { return add(x[0], x[1]); },
+                   {param({3, 4}, 1), param({3, 4}, 2)});
 }
-TEST(Gradcheck, SubBroadcast) { expect_gradcheck([](const Inputs& x) { return sub(x[0], x[1]); }, {param({3, 4}, 1), param({4}, 2)}); }
-TEST(Gradcheck, MulBroadcast) { expect_gradcheck([](const Inputs& x) { return mul(x[0], x[1]); }, {param({3, 4}, 1), param({3, 1}, 2)}); }
+TEST(Gradcheck, AddBroadcast) {
+  expect_gradcheck([](const Inputs& x) { return add(x[0], x[1]); },
+                   {param({2, 1, 3}, 1), param({4, 1}, 2)});
+}
+TEST(Gradcheck, SubBroadcast) {
+  expect_gradcheck([](const Inputs& x) { return sub(x[0], x[1]); },
+                   {param({3, 4}, 1), param({4}, 2)});
+}
+TEST(Gradcheck, MulBroadcast) {
+  expect_gradcheck([](const Inputs& x) { return mul(x[0], x[1]); },
+                   {param({3, 4}, 1), param({3, 1}, 2)});
+}
 TEST(Gradcheck, DivBroadcast) {
-  expect_gradcheck([](const Inputs& x) { return div(x[0], x[1]); }, {param({3, 4}, 1), positive_param({4}, 2)});
+  expect_gradcheck([](const Inputs& x) { return div(x[0], x[1]); },
+                   {param({3, 4}, 1), positive_param({4}, 2)});
 }
 TEST(Gradcheck, ScalarOps) {
-  expect_gradcheck([](const Inputs& x) { return (x[0] * 3.0 + 1.5) / 2.0 - 0.25; }, {param({5}, 3)});
+  expect_gradcheck([](const Inputs& x) { return (x[0] * 3.0 + 1.5) / 2.0 - 0.25; },
+                   {param({5}, 3)});
 }
-TEST(Gradcheck, Neg) { expect_gradcheck([](const Inputs& x) { return neg(x[0]); }, {param({4}, 4)}); }
-TEST(Gradcheck, Exp) { expect_gradcheck([](const Inputs& x) { return exp(x[0]); }, {param({2, 3}, 5)}); }
-TEST(Gradcheck, Log) { expect_gradcheck([](const Inputs& x) { return log(x[0]); }, {positive_param({2, 3}, 6)}); }
-TEST(Gradcheck, Sqrt) { expect_gradcheck([](const Inputs& x) { return sqrt(x[0]); }, {positive_param({6}, 7)}); }
-TEST(Gradcheck, Pow) { expect_gradcheck([](const Inputs& x) { return pow(x[0], 2.5); }, {positive_param({6}, 8)}); }
-TEST(Gradcheck, Tanh) { expect_gradcheck([](const Inputs& x) { return tanh(x[0]); }, {param({2, 3}, 9)}); }
-TEST(Gradcheck, Sigmoid) { expect_gradcheck([](const Inputs& x) { return sigmoid(x[0]); }, {param({2, 3}, 10)}); }
+TEST(Gradcheck, Neg) {
+  expect_gradcheck([](const Inputs& x) { return neg(x[0]); }, {param({4}, 4)});
+}
+TEST(Gradcheck, Exp) {
+  expect_gradcheck([](const Inputs& x) { return exp(x[0]); }, {param({2, 3}, 5)});
+}
+TEST(Gradcheck, Log) {
+  expect_gradcheck([](const Inputs& x) { return log(x[0]); }, {positive_param({2, 3}, 6)});
+}
+TEST(Gradcheck, Sqrt) {
+  expect_gradcheck([](const Inputs& x) { return sqrt(x[0]); }, {positive_param({6}, 7)});
+}
+TEST(Gradcheck, Pow) {
+  expect_gradcheck([](const Inputs& x) { return pow(x[0], 2.5); }, {positive_param({6}, 8)});
+}
+TEST(Gradcheck, Tanh) {
+  expect_gradcheck([](const Inputs& x) { return tanh(x[0]); }, {param({2, 3}, 9)});
+}
+TEST(Gradcheck, Sigmoid) {
+  expect_gradcheck([](const Inputs& x) { return sigmoid(x[0]); }, {param({2, 3}, 10)});
+}
 TEST(Gradcheck, Relu) {
   // Keep inputs away from the kink at 0, where the derivative is not defined.
   Tensor x = from_vector<double>({-2.0, -0.5, 0.3, 1.7, -1.1, 0.9}, {2, 3});
@@ -33,30 +59,44 @@ TEST(Gradcheck, Relu) {
   expect_gradcheck([](const Inputs& x) { return relu(x[0]); }, {x});
 }
 TEST(Gradcheck, GeluExactErf) {
-  expect_gradcheck([](const Inputs& x) { return gelu(x[0], GeluApproximation::none); }, {param({3, 4}, 11)});
+  expect_gradcheck([](const Inputs& x) { return gelu(x[0], GeluApproximation::none); },
+                   {param({3, 4}, 11)});
 }
 TEST(Gradcheck, GeluTanhApproximation) {
-  expect_gradcheck([](const Inputs& x) { return gelu(x[0], GeluApproximation::tanh); }, {param({3, 4}, 12)});
+  expect_gradcheck([](const Inputs& x) { return gelu(x[0], GeluApproximation::tanh); },
+                   {param({3, 4}, 12)});
 }
-TEST(Gradcheck, SumAll) { expect_gradcheck([](const Inputs& x) { return sum(x[0]); }, {param({2, 3, 4}, 13)}); }
+TEST(Gradcheck, SumAll) {
+  expect_gradcheck([](const Inputs& x) { return sum(x[0]); }, {param({2, 3, 4}, 13)});
+}
 TEST(Gradcheck, SumDims) {
   expect_gradcheck([](const Inputs& x) { return sum(x[0], {0, 2}); }, {param({2, 3, 4}, 14)});
 }
 TEST(Gradcheck, SumDimKeepdim) {
   expect_gradcheck([](const Inputs& x) { return sum(x[0], {-1}, true); }, {param({2, 3, 4}, 15)});
 }
-TEST(Gradcheck, MeanAll) { expect_gradcheck([](const Inputs& x) { return mean(x[0]); }, {param({3, 4}, 16)}); }
-TEST(Gradcheck, MeanDims) { expect_gradcheck([](const Inputs& x) { return mean(x[0], {1}); }, {param({3, 4, 2}, 17)}); }
-TEST(Gradcheck, Matmul2D) { expect_gradcheck([](const Inputs& x) { return matmul(x[0], x[1]); }, {param({3, 4}, 18), param({4, 5}, 19)}); }
+TEST(Gradcheck, MeanAll) {
+  expect_gradcheck([](const Inputs& x) { return mean(x[0]); }, {param({3, 4}, 16)});
+}
+TEST(Gradcheck, MeanDims) {
+  expect_gradcheck([](const Inputs& x) { return mean(x[0], {1}); }, {param({3, 4, 2}, 17)});
+}
+TEST(Gradcheck, Matmul2D) {
+  expect_gradcheck([](const Inputs& x) { return matmul(x[0], x[1]); },
+                   {param({3, 4}, 18), param({4, 5}, 19)});
+}
 TEST(Gradcheck, MatmulBatched) {
-  expect_gradcheck([](const Inputs& x) { return matmul(x[0], x[1]); }, {param({2, 3, 4}, 20), param({2, 4, 2}, 21)});
+  expect_gradcheck([](const Inputs& x) { return matmul(x[0], x[1]); },
+                   {param({2, 3, 4}, 20), param({2, 4, 2}, 21)});
 }
 TEST(Gradcheck, MatmulBroadcastSecondOperand) {
-  expect_gradcheck([](const Inputs& x) { return matmul(x[0], x[1]); }, {param({2, 3, 4}, 22), param({4, 2}, 23)});
+  expect_gradcheck([](const Inputs& x) { return matmul(x[0], x[1]); },
+                   {param({2, 3, 4}, 22), param({4, 2}, 23)});
 }
 TEST(Gradcheck, MatmulTransposedOperands) {
-  expect_gradcheck([](const Inputs& x) { return matmul(x[0].transpose(0, 1), x[1].transpose(0, 1)); },
-                   {param({4, 3}, 24), param({2, 4}, 25)});
+  expect_gradcheck(
+      [](const Inputs& x) { return matmul(x[0].transpose(0, 1), x[1].transpose(0, 1)); },
+      {param({4, 3}, 24), param({2, 4}, 25)});
 }
 TEST(Gradcheck, Matmul4DAttentionLayout) {
   // [B, T, h, d] permuted to [B, h, T, d]: a strided batched product, as attention does.
@@ -72,7 +112,8 @@ TEST(Gradcheck, Linear) {
                    {param({2, 3, 4}, 28), param({5, 4}, 29), param({5}, 30)});
 }
 TEST(Gradcheck, LinearWithoutBias) {
-  expect_gradcheck([](const Inputs& x) { return linear(x[0], x[1]); }, {param({3, 4}, 31), param({2, 4}, 32)});
+  expect_gradcheck([](const Inputs& x) { return linear(x[0], x[1]); },
+                   {param({3, 4}, 31), param({2, 4}, 32)});
 }
 TEST(Gradcheck, Embedding) {
   Tensor ids = from_vector<int64_t>({1, 3, 0, 3, 2, 1}, {2, 3});
@@ -89,21 +130,30 @@ TEST(Gradcheck, EmbeddingWithPaddingRow) {
   EXPECT_EQ(g[0], 0.0);
   EXPECT_EQ(g[1], 0.0);
   Tensor learned_ids = from_vector<int64_t>({1, 3, 3}, {3});
-  expect_gradcheck([learned_ids](const Inputs& x) { return embedding(x[0], learned_ids, 0); }, {param({4, 2}, 35)});
+  expect_gradcheck([learned_ids](const Inputs& x) { return embedding(x[0], learned_ids, 0); },
+                   {param({4, 2}, 35)});
 }
 TEST(Gradcheck, LayerNorm) {
   expect_gradcheck([](const Inputs& x) { return layer_norm(x[0], x[1], x[2], 1e-5); },
                    {param({2, 3, 5}, 36), param({5}, 37), param({5}, 38)});
 }
-TEST(Gradcheck, SoftmaxLastDim) { expect_gradcheck([](const Inputs& x) { return softmax(x[0], -1); }, {param({3, 4}, 39)}); }
-TEST(Gradcheck, SoftmaxInnerDim) { expect_gradcheck([](const Inputs& x) { return softmax(x[0], 1); }, {param({2, 3, 2}, 40)}); }
-TEST(Gradcheck, LogSoftmax) { expect_gradcheck([](const Inputs& x) { return log_softmax(x[0], -1); }, {param({3, 4}, 41)}); }
+TEST(Gradcheck, SoftmaxLastDim) {
+  expect_gradcheck([](const Inputs& x) { return softmax(x[0], -1); }, {param({3, 4}, 39)});
+}
+TEST(Gradcheck, SoftmaxInnerDim) {
+  expect_gradcheck([](const Inputs& x) { return softmax(x[0], 1); }, {param({2, 3, 2}, 40)});
+}
+TEST(Gradcheck, LogSoftmax) {
+  expect_gradcheck([](const Inputs& x) { return log_softmax(x[0], -1); }, {param({3, 4}, 41)});
+}
 TEST(Gradcheck, AttentionSoftmaxScaled) {
-  expect_gradcheck([](const Inputs& x) { return attention_softmax(x[0], 0.5); }, {param({2, 3, 4}, 42)});
+  expect_gradcheck([](const Inputs& x) { return attention_softmax(x[0], 0.5); },
+                   {param({2, 3, 4}, 42)});
 }
 TEST(Gradcheck, AttentionSoftmaxAdditiveMask) {
   Tensor mask = from_vector<double>({0, 0, -1e9, 0, 0, 0, 0, -1e9}, {2, 1, 4});
-  expect_gradcheck([mask](const Inputs& x) { return attention_softmax(x[0], 0.7, mask); }, {param({2, 3, 4}, 43)});
+  expect_gradcheck([mask](const Inputs& x) { return attention_softmax(x[0], 0.7, mask); },
+                   {param({2, 3, 4}, 43)});
 }
 TEST(Gradcheck, AttentionSoftmaxBoolMaskAndCausal) {
   Tensor keep = from_vector<uint8_t>({1, 1, 1, 0}, {1, 1, 4});
@@ -128,24 +178,39 @@ TEST(Gradcheck, CrossEntropyIgnoreIndex) {
 }
 TEST(Gradcheck, CrossEntropyLabelSmoothing) {
   Tensor t = from_vector<int64_t>({2, 0, -100}, {3});
-  expect_gradcheck([t](const Inputs& x) { return cross_entropy(x[0], t, -100, 0.1); }, {param({3, 4}, 48)});
+  expect_gradcheck([t](const Inputs& x) { return cross_entropy(x[0], t, -100, 0.1); },
+                   {param({3, 4}, 48)});
 }
 TEST(Gradcheck, ReshapeTransposePermute) {
-  expect_gradcheck([](const Inputs& x) { return mul(x[0].reshape({3, 2, 2}).permute({2, 0, 1}).transpose(0, 2), 2.0); },
-                   {param({4, 3}, 49)});
+  expect_gradcheck(
+      [](const Inputs& x) {
+        return mul(x[0].reshape({3, 2, 2}).permute({2, 0, 1}).transpose(0, 2), 2.0);
+      },
+      {param({4, 3}, 49)});
 }
 TEST(Gradcheck, ReshapeOfNonContiguous) {
-  expect_gradcheck([](const Inputs& x) { return x[0].transpose(0, 1).reshape({-1}); }, {param({3, 4}, 50)});
+  expect_gradcheck([](const Inputs& x) { return x[0].transpose(0, 1).reshape({-1}); },
+                   {param({3, 4}, 50)});
 }
 TEST(Gradcheck, SliceWithStep) {
   expect_gradcheck([](const Inputs& x) { return x[0].slice(1, 1, 5, 2); }, {param({3, 5}, 51)});
 }
-TEST(Gradcheck, Select) { expect_gradcheck([](const Inputs& x) { return x[0].select(0, -1); }, {param({3, 4}, 52)}); }
+TEST(Gradcheck, Select) {
+  expect_gradcheck([](const Inputs& x) { return x[0].select(0, -1); }, {param({3, 4}, 52)});
+}
 TEST(Gradcheck, UnsqueezeSqueezeExpand) {
-  expect_gradcheck([](const Inputs& x) { return expand(x[0].unsqueeze(0), {3, 4}).squeeze(0) * 1.0; }, {param({4}, 53)});
+  expect_gradcheck(
+      [](const Inputs& x) {
+        return expand(x[0].unsqueeze(0), {3, 4}).squeeze(0) * 1.0;
+      },
+      {param({4}, 53)});
 }
 TEST(Gradcheck, Concat) {
-  expect_gradcheck([](const Inputs& x) { return concat({x[0], x[1]}, 1); }, {param({2, 3}, 54), param({2, 2}, 55)});
+  expect_gradcheck(
+      [](const Inputs& x) {
+        return concat({x[0], x[1]}, 1);
+      },
+      {param({2, 3}, 54), param({2, 2}, 55)});
 }
 TEST(Gradcheck, Split) {
   expect_gradcheck(
@@ -156,5 +221,6 @@ TEST(Gradcheck, Split) {
       {param({2, 4}, 56)});
 }
 TEST(Gradcheck, ContiguousAndClone) {
-  expect_gradcheck([](const Inputs& x) { return x[0].transpose(0, 1).contiguous().clone(); }, {param({2, 3}, 57)});
+  expect_gradcheck([](const Inputs& x) { return x[0].transpose(0, 1).contiguous().clone(); },
+                   {param({2, 3}, 57)});
 }

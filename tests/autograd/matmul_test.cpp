@@ -26,7 +26,8 @@ Tensor reference(const Tensor& a, const Tensor& b, const Tensor& bias = Tensor()
     return t;
   };
   Tensor out = Tensor::empty(out_shape, DType::f64);
-  matmul_reference<double>(lead(a64), lead(b64), bias.defined() ? bias.to(DType::f64) : Tensor(), out);
+  matmul_reference<double>(lead(a64), lead(b64), bias.defined() ? bias.to(DType::f64) : Tensor(),
+                           out);
   return out;
 }
 
@@ -118,6 +119,7 @@ TEST(Matmul, PrimitiveCacheReusesPrimitivesForRepeatedShapes) {
 }
 
 TEST(Matmul, F64UsesTheReferencePathExactlyAsWritten) {
-  Tensor a = from_vector<double>({1, 2, 3, 4}, {2, 2}), b = from_vector<double>({5, 6, 7, 8}, {2, 2});
+  Tensor a = from_vector<double>({1, 2, 3, 4}, {2, 2}),
+         b = from_vector<double>({5, 6, 7, 8}, {2, 2});
   EXPECT_EQ(matmul(a, b).to_vector<double>(), (std::vector<double>{19, 22, 43, 50}));
 }

@@ -25,7 +25,8 @@ TEST(Ops, GeluMatchesClosedForms) {
   for (size_t i = 0; i < exact.size(); ++i) {
     const double v = x.to_vector<double>()[i];
     EXPECT_NEAR(exact[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-15);
-    EXPECT_NEAR(approx[i], 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))), 1e-15);
+    EXPECT_NEAR(approx[i],
+                0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))), 1e-15);
   }
 }
 
@@ -47,14 +48,17 @@ TEST(Ops, LayerNormNormalisesRows) {
 TEST(Ops, FastF32PathMatchesF64Reference) {
   Tensor x = rand32({6, 33}, 3), w = rand32({33}, 4), b = rand32({33}, 5);
   auto f64 = [](const Tensor& t) { return t.to(DType::f64); };
-  EXPECT_LT(max_relative_error(layer_norm(x, w, b, 1e-5), layer_norm(f64(x), f64(w), f64(b), 1e-5)), 1e-5);
+  EXPECT_LT(max_relative_error(layer_norm(x, w, b, 1e-5), layer_norm(f64(x), f64(w), f64(b), 1e-5)),
+            1e-5);
   EXPECT_LT(max_relative_error(softmax(x, -1), softmax(f64(x), -1)), 1e-6);
   EXPECT_LT(max_relative_error(gelu(x), gelu(f64(x))), 1e-6);
   Tensor mask = from_vector<uint8_t>({1, 1, 0, 1, 1, 1}, {6, 1});
   EXPECT_LT(max_relative_error(attention_softmax(x.reshape({1, 6, 33}), 0.3),
-                               attention_softmax(f64(x).reshape({1, 6, 33}), 0.3)), 1e-6);
+                               attention_softmax(f64(x).reshape({1, 6, 33}), 0.3)),
+            1e-6);
   Tensor t = from_vector<int64_t>({1, 0, 32, 5, -100, 7}, {6});
-  EXPECT_LT(max_relative_error(cross_entropy(x, t, -100, 0.1), cross_entropy(f64(x), t, -100, 0.1)), 1e-6);
+  EXPECT_LT(max_relative_error(cross_entropy(x, t, -100, 0.1), cross_entropy(f64(x), t, -100, 0.1)),
+            1e-6);
 }
 
 TEST(Ops, CrossEntropyMatchesHandComputedValue) {
@@ -103,7 +107,8 @@ TEST(Ops, DropoutDropsTheRightShareAndScalesTheRest) {
 TEST(Ops, DropoutIsReproducibleFromTheSeed) {
   Generator g1(5), g2(5);
   Tensor x = rand32({1000}, 6);
-  EXPECT_EQ(dropout(x, 0.1, true, g1).to_vector<float>(), dropout(x, 0.1, true, g2).to_vector<float>());
+  EXPECT_EQ(dropout(x, 0.1, true, g1).to_vector<float>(),
+            dropout(x, 0.1, true, g2).to_vector<float>());
 }
 
 TEST(Ops, ArgmaxAlongEachDim) {

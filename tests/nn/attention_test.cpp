@@ -31,7 +31,8 @@ TEST(Attention, CausalNeverSeesTheFuture) {
   // Change the last token's vector: outputs at positions 0..4 must not move by a single bit.
   Tensor changed = x.clone();
   changed.select(1, 5).copy_(random_input({2, 16}, 2));
-  std::vector<float> after = f.attn.forward(changed, Tensor(), Tensor(), true).output.to_vector<float>();
+  std::vector<float> after =
+      f.attn.forward(changed, Tensor(), Tensor(), true).output.to_vector<float>();
   for (int64_t b = 0; b < 2; ++b) {
     for (int64_t t = 0; t < 6; ++t) {
       for (int64_t c = 0; c < 16; ++c) {
@@ -53,9 +54,11 @@ TEST(Attention, EveryFuturePositionIsInvisibleToEarlierOnes) {
   for (int64_t future = 1; future < 5; ++future) {
     Tensor changed = x.clone();
     changed.select(1, future).mul_(-3.0);
-    std::vector<float> out = f.attn.forward(changed, Tensor(), Tensor(), true).output.to_vector<float>();
+    std::vector<float> out =
+        f.attn.forward(changed, Tensor(), Tensor(), true).output.to_vector<float>();
     for (int64_t t = 0; t < future; ++t) {
-      for (int64_t c = 0; c < 16; ++c) EXPECT_EQ(base[t * 16 + c], out[t * 16 + c]) << future << "," << t;
+      for (int64_t c = 0; c < 16; ++c)
+        EXPECT_EQ(base[t * 16 + c], out[t * 16 + c]) << future << "," << t;
     }
   }
 }
@@ -100,6 +103,7 @@ TEST(Attention, HeadsMustDivideTheHiddenSize) {
     MultiHeadAttention bad(10, 4, init, std::make_shared<Generator>(1));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("4 heads do not divide the hidden size 10"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("4 heads do not divide the hidden size 10"),
+              std::string::npos);
   }
 }

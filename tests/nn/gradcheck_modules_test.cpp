@@ -102,9 +102,21 @@ void check_attention(const AttentionCase& c) {
 
 }  // namespace
 
-TEST(Gradcheck, MultiHeadAttentionSelf) { check_attention({}); }
-TEST(Gradcheck, MultiHeadAttentionSelfWithDropout) { check_attention({.dropout = 0.2}); }
-TEST(Gradcheck, MultiHeadAttentionCross) { check_attention({.cross = true}); }
-TEST(Gradcheck, MultiHeadAttentionPaddingMask) { check_attention({.padding = true}); }
-TEST(Gradcheck, MultiHeadAttentionCausal) { check_attention({.causal = true}); }
-TEST(Gradcheck, MultiHeadAttentionCausalAndPadding) { check_attention({.padding = true, .causal = true}); }
+TEST(Gradcheck, MultiHeadAttentionSelf) {
+  check_attention({});
+}
+TEST(Gradcheck, MultiHeadAttentionSelfWithDropout) {
+  check_attention({.dropout = 0.2});
+}
+TEST(Gradcheck, MultiHeadAttentionCross) {
+  check_attention({.cross = true});
+}
+TEST(Gradcheck, MultiHeadAttentionPaddingMask) {
+  check_attention({.padding = true});
+}
+TEST(Gradcheck, MultiHeadAttentionCausal) {
+  check_attention({.causal = true});
+}
+TEST(Gradcheck, MultiHeadAttentionCausalAndPadding) {
+  check_attention({.padding = true, .causal = true});
+}

@@ -32,9 +32,11 @@ class ToyEncoder : public Module {
  public:
   explicit ToyEncoder(Generator& init) {
     for (int i = 0; i < 2; ++i) {
-      layers.push_back(register_module("encoder.layer." + std::to_string(i), std::make_shared<ToyLayer>(init)));
+      layers.push_back(
+          register_module("encoder.layer." + std::to_string(i), std::make_shared<ToyLayer>(init)));
     }
-    drop = register_module("dropout", std::make_shared<Dropout>(0.1, std::make_shared<Generator>(2)));
+    drop =
+        register_module("dropout", std::make_shared<Dropout>(0.1, std::make_shared<Generator>(2)));
   }
   std::vector<std::shared_ptr<ToyLayer>> layers;
   std::shared_ptr<Dropout> drop;
