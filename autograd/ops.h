@@ -90,8 +90,12 @@ Tensor clone(const Tensor& a);
 // [.., M, K] x [.., K, N] -> [.., M, N]; batch dims broadcast. Transposed operands (views)
 // go through strides, never copies. f32 and bf16 run on oneDNN; f64 on the reference kernel.
 Tensor matmul(const Tensor& a, const Tensor& b);
-// x [.., in] . W^T + b, with W as [out, in] (PyTorch's and Hugging Face's layout).
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// How a linear layer's weight is laid out: [out, in] as nn.Linear (y = x W^T + b), or
+// [in, out] as GPT-2's Conv1D (y = x W + b). Both multiply without copying the weight.
+enum class WeightLayout { out_in, in_out };
+// x [.., in] -> [.., out]; the bias is added by the oneDNN primitive.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+              WeightLayout layout = WeightLayout::out_in);
 
 // Which precision f32 matrix products use: f32, or bf16 inputs with f32 accumulation.
 enum class MatmulPrecision { f32, bf16 };

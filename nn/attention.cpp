@@ -33,37 +33,40 @@ Tensor padding_mask_for_attention(const Tensor& attention_mask) {
   return keep.reshape({B, 1, 1, T});
 }
 
-MultiHeadAttention::MultiHeadAttention(int64_t embed, int64_t heads, Generator& init,
-                                       std::shared_ptr<Generator> dropout_gen, double dropout_p,
-                                       bool bias, double init_std, DType dtype,
-                                       const AttentionNames& names)
-    : embed_dim(embed),
-      num_heads(heads),
-      head_dim(heads > 0 ? embed / heads : 0),
-      attention_dropout(dropout_p),
+MultiHeadAttention::MultiHeadAttention(const AttentionOptions& opts, Generator& init,
+                                       std::shared_ptr<Generator> dropout_gen)
+    : options(opts),
+      head_dim(opts.num_heads > 0 ? opts.embed_dim / opts.num_heads : 0),
       dropout_generator(std::move(dropout_gen)) {
-  HEED_CHECK(heads > 0 && embed % heads == 0,
-             "MultiHeadAttention: {} heads do not divide the hidden size {}", heads, embed);
-  HEED_CHECK(dropout_p >= 0.0 && dropout_p < 1.0,
-             "MultiHeadAttention: dropout must be in [0, 1), got {}", dropout_p);
-  q_proj = register_module(names.query,
-                           std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
-  k_proj = register_module(names.key,
-                           std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
-  v_proj = register_module(names.value,
-                           std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
-  out_proj = register_module(names.output,
-                             std::make_shared<Linear>(embed, embed, init, bias, init_std, dtype));
+  const int64_t C = opts.embed_dim, heads = opts.num_heads;
+  HEED_CHECK(heads > 0 && C > 0 && C % heads == 0,
+             "MultiHeadAttention: {} heads do not divide the hidden size {}", heads, C);
+  HEED_CHECK(opts.dropout >= 0.0 && opts.dropout < 1.0,
+             "MultiHeadAttention: dropout must be in [0, 1), got {}", opts.dropout);
+  auto projection = [&](int64_t out, double std) {
+    return std::make_shared<Linear>(C, out, init, opts.bias, std, opts.dtype, opts.layout);
+  };
+  if (opts.fused_qkv) {
+    q_proj = register_module(opts.names.query, projection(3 * C, opts.init_std));
+  } else {
+    q_proj = register_module(opts.names.query, projection(C, opts.init_std));
+    k_proj = register_module(opts.names.key, projection(C, opts.init_std));
+    v_proj = register_module(opts.names.value, projection(C, opts.init_std));
+  }
+  out_proj = register_module(opts.names.output, projection(C, opts.output_init_std));
 }
 
 AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& key_value,
                                             const Tensor& key_padding_mask, bool causal,
                                             bool need_weights) const {
+  const int64_t C = options.embed_dim, heads = options.num_heads;
   const Tensor& kv = key_value.defined() ? key_value : query;
-  HEED_CHECK(query.dim() == 3 && query.size(-1) == embed_dim && kv.dim() == 3 &&
-                 kv.size(-1) == embed_dim && kv.size(0) == query.size(0),
+  HEED_CHECK(query.dim() == 3 && query.size(-1) == C && kv.dim() == 3 && kv.size(-1) == C &&
+                 kv.size(0) == query.size(0),
              "MultiHeadAttention: query {} and key/value {} must be [B, T, {}]", query.shape_str(),
-             kv.shape_str(), embed_dim);
+             kv.shape_str(), C);
+  HEED_CHECK(!options.fused_qkv || !key_value.defined(),
+             "MultiHeadAttention: a fused q/k/v projection serves self-attention only");
   const int64_t B = query.size(0), Tq = query.size(1), Tk = kv.size(1);
   Tensor mask;
   if (key_padding_mask.defined()) {
@@ -74,18 +77,26 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
     mask = padding_mask_for_attention(key_padding_mask);
   }
   // [B, T, C] -> [B, T, h, d] -> [B, h, T, d]: views, no copies.
-  auto heads = [&](const Tensor& x, int64_t T) {
-    return x.reshape({B, T, num_heads, head_dim}).permute({0, 2, 1, 3});
+  auto split_heads = [&](const Tensor& x, int64_t T) {
+    return x.reshape({B, T, heads, head_dim}).permute({0, 2, 1, 3});
   };
-  Tensor q = heads(q_proj->forward(query), Tq);
-  Tensor k = heads(k_proj->forward(kv), Tk);
-  Tensor v = heads(v_proj->forward(kv), Tk);
+  Tensor q, k, v;
+  if (options.fused_qkv) {
+    Tensor qkv = q_proj->forward(query);  // [B, T, 3C], columns [q | k | v]
+    q = split_heads(qkv.slice(-1, 0, C), Tq);
+    k = split_heads(qkv.slice(-1, C, 2 * C), Tk);
+    v = split_heads(qkv.slice(-1, 2 * C, 3 * C), Tk);
+  } else {
+    q = split_heads(q_proj->forward(query), Tq);
+    k = split_heads(k_proj->forward(kv), Tk);
+    v = split_heads(v_proj->forward(kv), Tk);
+  }
   AttentionOutput out;
   Tensor context =
-      scaled_dot_product_attention(q, k, v, mask, causal, attention_dropout, is_training(),
+      scaled_dot_product_attention(q, k, v, mask, causal, options.dropout, is_training(),
                                    dropout_generator.get(), need_weights ? &out.probs : nullptr);
   // [B, h, Tq, d] -> [B, Tq, h, d] -> [B, Tq, C]
-  Tensor merged = context.permute({0, 2, 1, 3}).reshape({B, Tq, embed_dim});
+  Tensor merged = context.permute({0, 2, 1, 3}).reshape({B, Tq, C});
   out.output = out_proj->forward(merged);
   return out;
 }

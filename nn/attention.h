@@ -22,14 +22,30 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 // [B, 1, 1, Tk] mask that attention broadcasts over heads and queries.
 Tensor padding_mask_for_attention(const Tensor& attention_mask);
 
-// Child names of the four projections, so that parameter names match the checkpoint
-// layout a model family uses. Default: BART's (`q_proj` ... `out_proj`); BERT registers
-// the module as `attention` with {"self.query", "self.key", "self.value", "output.dense"}.
+// Child names of the projections, so that parameter names match the checkpoint layout of
+// a model family. Default: BART's (`q_proj` ... `out_proj`). BERT registers the module as
+// `attention` with {"self.query", "self.key", "self.value", "output.dense"}; GPT-2 uses a
+// fused projection named by `query` ("c_attn") and `output` = "c_proj".
 struct AttentionNames {
   std::string query = "q_proj";
   std::string key = "k_proj";
   std::string value = "v_proj";
   std::string output = "out_proj";
+};
+
+struct AttentionOptions {
+  int64_t embed_dim = 0;
+  int64_t num_heads = 1;
+  double dropout = 0.0;  // on the attention probabilities
+  bool bias = true;
+  double init_std = 0.02;
+  double output_init_std = 0.02;  // GPT-2 scales its c_proj init by 1/sqrt(2 n_layer)
+  // One [C, 3C] projection whose output columns are [q | k | v] (GPT-2's c_attn), instead
+  // of three.
+  bool fused_qkv = false;
+  WeightLayout layout = WeightLayout::out_in;
+  DType dtype = DType::f32;
+  AttentionNames names;
 };
 
 struct AttentionOutput {
@@ -39,10 +55,8 @@ struct AttentionOutput {
 
 class MultiHeadAttention : public Module {
  public:
-  MultiHeadAttention(int64_t embed_dim, int64_t num_heads, Generator& init,
-                     std::shared_ptr<Generator> dropout_generator, double attention_dropout = 0.0,
-                     bool bias = true, double init_std = 0.02, DType dtype = DType::f32,
-                     const AttentionNames& names = {});
+  MultiHeadAttention(const AttentionOptions& options, Generator& init,
+                     std::shared_ptr<Generator> dropout_generator);
 
   // query [B, Tq, C]; key_value [B, Tk, C] for cross-attention, undefined for self-attention;
   // key_padding_mask [B, Tk] (1 = token, 0 = padding) or undefined.
@@ -50,9 +64,10 @@ class MultiHeadAttention : public Module {
                           const Tensor& key_padding_mask = Tensor(), bool causal = false,
                           bool need_weights = false) const;
 
-  int64_t embed_dim, num_heads, head_dim;
-  double attention_dropout;
-  std::shared_ptr<Linear> q_proj, k_proj, v_proj, out_proj;
+  AttentionOptions options;
+  int64_t head_dim;
+  std::shared_ptr<Linear> q_proj, k_proj, v_proj;  // q_proj is the fused one if fused_qkv
+  std::shared_ptr<Linear> out_proj;
   std::shared_ptr<Generator> dropout_generator;
 };
 

@@ -1,21 +1,20 @@
 #include "nn/linear.h"
 
-#include "autograd/ops.h"
 #include "autograd/random.h"
 
 namespace heed::nn {
 
-Linear::Linear(int64_t in_features, int64_t out_features, Generator& init, bool has_bias,
-               double init_std, DType dtype) {
-  HEED_CHECK(in_features > 0 && out_features > 0, "Linear: sizes must be positive, got {} -> {}",
-             in_features, out_features);
-  weight =
-      register_parameter("weight", randn({out_features, in_features}, init, dtype, 0.0, init_std));
-  if (has_bias) bias = register_parameter("bias", zeros({out_features}, dtype));
+Linear::Linear(int64_t in, int64_t out, Generator& init, bool has_bias, double init_std,
+               DType dtype, WeightLayout weight_layout)
+    : in_features(in), out_features(out), layout(weight_layout) {
+  HEED_CHECK(in > 0 && out > 0, "Linear: sizes must be positive, got {} -> {}", in, out);
+  const Shape shape = layout == WeightLayout::out_in ? Shape{out, in} : Shape{in, out};
+  weight = register_parameter("weight", randn(shape, init, dtype, 0.0, init_std));
+  if (has_bias) bias = register_parameter("bias", zeros({out}, dtype));
 }
 
 Tensor Linear::forward(const Tensor& x) const {
-  return linear(x, weight, bias);
+  return linear(x, weight, bias, layout);
 }
 
 }  // namespace heed::nn

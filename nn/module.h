@@ -41,6 +41,8 @@ class Module {
   // Registers `t` as a trainable parameter (marks it requires_grad) and returns it.
   Tensor register_parameter(std::string name, Tensor t);
   Tensor register_buffer(std::string name, Tensor t);
+  // `name` may contain dots (`attention.output.LayerNorm`), or be empty: the child's
+  // parameters then appear directly under this module's prefix.
   template <typename M>
   std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
     children_.emplace_back(std::move(name), module);

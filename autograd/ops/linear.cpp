@@ -33,13 +33,17 @@ Tensor column_sums(const Tensor& g2) {
 
 struct LinearBackward : Node {
   Shape x_shape;
+  WeightLayout layout = WeightLayout::out_in;
   const char* name() const override { return "LinearBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
     Tensor x2 = saved(0), w = saved(1);
     Tensor g2 = g.contiguous().reshape({-1, g.size(-1)});
     Tensor gx, gw, gb;
-    if (next_edges[0]) gx = matmul(g2, w).reshape(x_shape);
-    if (next_edges[1]) gw = matmul(g2.transpose(0, 1), x2);
+    const bool out_in = layout == WeightLayout::out_in;
+    if (next_edges[0]) gx = matmul(g2, out_in ? w : w.transpose(0, 1)).reshape(x_shape);
+    if (next_edges[1]) {
+      gw = out_in ? matmul(g2.transpose(0, 1), x2) : matmul(x2.transpose(0, 1), g2);
+    }
     if (next_edges.size() > 2 && next_edges[2]) gb = column_sums(g2);
     return {gx, gw, gb};
   }
@@ -47,12 +51,17 @@ struct LinearBackward : Node {
 
 }  // namespace
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  HEED_CHECK(weight.dim() == 2, "linear: weight must be [out, in], got {}", weight.shape_str());
-  HEED_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1),
-             "linear: input {} does not match weight [out, in] = {}", x.shape_str(),
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightLayout layout) {
+  const bool out_in = layout == WeightLayout::out_in;
+  const char* layout_name = out_in ? "[out, in]" : "[in, out]";
+  HEED_CHECK(weight.dim() == 2, "linear: weight must be {}, got {}", layout_name,
              weight.shape_str());
-  HEED_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0)),
+  const int64_t in_features = weight.size(out_in ? 1 : 0);
+  const int64_t out_features = weight.size(out_in ? 0 : 1);
+  HEED_CHECK(x.dim() >= 1 && x.size(-1) == in_features,
+             "linear: input {} does not match weight {} = {}", x.shape_str(), layout_name,
+             weight.shape_str());
+  HEED_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out_features),
              "linear: bias {} does not match weight {}", bias.shape_str(), weight.shape_str());
   HEED_CHECK(x.dtype() == weight.dtype() && (!bias.defined() || bias.dtype() == x.dtype()),
              "linear: dtypes differ: input {}, weight {}", x.dtype(), weight.dtype());
@@ -64,17 +73,19 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     x2 = x.contiguous().reshape({-1, x.size(-1)});
   }
   Shape out_shape = x.shape();
-  out_shape.back() = weight.size(0);
+  out_shape.back() = out_features;
   Tensor out = Tensor::empty(out_shape, x.dtype());
   if (out.numel() > 0) {
-    Tensor out2 = out.reshape({-1, weight.size(0)});
-    matmul_into(x2, weight.transpose(0, 1), bias.defined() ? bias.contiguous() : bias, out2);
+    Tensor out2 = out.reshape({-1, out_features});
+    matmul_into(x2, out_in ? weight.transpose(0, 1) : weight,
+                bias.defined() ? bias.contiguous() : bias, out2);
   }
   std::vector<Tensor> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
   if (needs_grad(inputs)) {
     auto node = std::make_shared<LinearBackward>();
     node->x_shape = x.shape();
+    node->layout = layout;
     node->save(x2);
     node->save(weight);
     attach_node(out, node, inputs);

@@ -1,6 +1,7 @@
 // Views (share storage, no copy) and the copies that layout changes need: reshape,
 // transpose, permute, slice, select, unsqueeze, squeeze, expand, contiguous, clone, to_dtype.
 #include <numeric>
+#include <optional>
 
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
@@ -71,6 +72,35 @@ Tensor attach_subview(const Tensor& a, Tensor out, const char* name, Shape conti
   return out;
 }
 
+// The strides that view a tensor of (shape, strides) as `target` without copying, if any:
+// dims are split or merged only within runs that are contiguous in memory.
+std::optional<Shape> strides_for_view(const Shape& shape, const Shape& strides,
+                                      const Shape& target) {
+  if (shape.empty()) return std::nullopt;
+  Shape out(target.size());
+  int64_t view_d = static_cast<int64_t>(target.size()) - 1;
+  int64_t chunk_stride = strides.back(), tensor_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    tensor_numel *= shape[d];
+    const bool chunk_ends =
+        d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < tensor_numel || target[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_stride;
+      view_numel *= target[view_d];
+      --view_d;
+    }
+    if (view_numel != tensor_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_stride = strides[d - 1];
+      tensor_numel = 1;
+      view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
 }  // namespace
 
 Tensor reshape(const Tensor& a, const Shape& requested) {
@@ -93,9 +123,16 @@ Tensor reshape(const Tensor& a, const Shape& requested) {
   HEED_CHECK(shape_numel(shape) == a.numel(), "reshape: cannot view {} ({} elements) as {}",
              a.shape_str(), a.numel(), shape_str(requested));
   if (shape == a.shape()) return a;
-  Tensor source = a.is_contiguous() ? a : contiguous(a);
-  Tensor out = Tensor::from_storage(source.storage(), shape, contiguous_strides(shape),
-                                    source.offset(), a.dtype());
+  Tensor source = a;
+  Shape strides = contiguous_strides(shape);
+  if (a.numel() > 0 && !a.is_contiguous()) {
+    if (auto view = strides_for_view(a.shape(), a.strides(), shape)) {
+      strides = *view;
+    } else {
+      source = contiguous(a);
+    }
+  }
+  Tensor out = Tensor::from_storage(source.storage(), shape, strides, source.offset(), a.dtype());
   if (needs_grad({&source})) {
     auto node = std::make_shared<ReshapeBackward>();
     node->input_shape = a.shape();

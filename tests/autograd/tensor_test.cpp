@@ -108,3 +108,17 @@ TEST(Tensor, InPlaceOpsBumpVersion) {
   t.mul_(0.5);
   EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{1, 1, 1}));
 }
+
+TEST(Tensor, ReshapeOfAStridedSliceIsAView) {
+  // [B, T, 3C] -> the k part [B, T, C] -> [B, T, h, d]: splitting the last dim needs no copy.
+  Tensor qkv = arange(0, 2 * 3 * 12, DType::f32).reshape({2, 3, 12});
+  Tensor k = qkv.slice(-1, 4, 8);
+  Tensor heads = k.reshape({2, 3, 2, 2});
+  EXPECT_EQ(heads.storage(), qkv.storage());
+  EXPECT_EQ(heads.contiguous().to_vector<float>(), k.contiguous().to_vector<float>());
+  // Merging dims that are not adjacent in memory must copy, and still be right.
+  Tensor t = arange(0, 6, DType::f32).reshape({2, 3}).transpose(0, 1);
+  Tensor flat = t.reshape({6});
+  EXPECT_NE(flat.storage(), t.storage());
+  EXPECT_EQ(flat.to_vector<float>(), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+}

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "autograd/grad_mode.h"
 #include "autograd/random.h"
 #include "nn/attention.h"
 #include "support/test_util.h"
@@ -14,7 +15,7 @@ namespace {
 struct Fixture {
   Generator init{21};
   std::shared_ptr<Generator> gen = std::make_shared<Generator>(1);
-  MultiHeadAttention attn{16, 4, init, gen, 0.0};
+  MultiHeadAttention attn{{.embed_dim = 16, .num_heads = 4}, init, gen};
 };
 
 Tensor random_input(const Shape& s, uint64_t seed) {
@@ -88,7 +89,12 @@ TEST(Attention, MatchesAnExplicitComputation) {
   // One head written out with plain ops, as a second opinion on the fused path.
   Generator init(8);
   auto gen = std::make_shared<Generator>(1);
-  MultiHeadAttention attn(4, 1, init, gen, 0.0, true, 0.5, DType::f64);
+  MultiHeadAttention attn({.embed_dim = 4,
+                           .num_heads = 1,
+                           .init_std = 0.5,
+                           .output_init_std = 0.5,
+                           .dtype = DType::f64},
+                          init, gen);
   Generator g(9);
   Tensor x = randn({1, 3, 4}, g, DType::f64);
   Tensor q = attn.q_proj->forward(x), k = attn.k_proj->forward(x), v = attn.v_proj->forward(x);
@@ -97,10 +103,45 @@ TEST(Attention, MatchesAnExplicitComputation) {
   EXPECT_LT(heed::testing::max_relative_error(attn.forward(x).output, expected), 1e-12);
 }
 
+TEST(Attention, FusedQkvMatchesSeparateProjections) {
+  // GPT-2's c_attn [C, 3C] (Conv1D layout) holds q, k, v side by side; attention through it
+  // must equal attention through three projections holding the same columns.
+  Generator init(30);
+  auto gen = std::make_shared<Generator>(1);
+  MultiHeadAttention fused({.embed_dim = 8,
+                            .num_heads = 2,
+                            .init_std = 0.3,
+                            .fused_qkv = true,
+                            .layout = WeightLayout::in_out,
+                            .dtype = DType::f64,
+                            .names = {.query = "c_attn", .output = "c_proj"}},
+                           init, gen);
+  MultiHeadAttention separate({.embed_dim = 8, .num_heads = 2, .dtype = DType::f64}, init, gen);
+  {
+    NoGradGuard no_grad;
+    Tensor w = fused.q_proj->weight, b = fused.q_proj->bias;  // [8, 24], [24]
+    separate.q_proj->weight.copy_(w.slice(1, 0, 8).transpose(0, 1));
+    separate.k_proj->weight.copy_(w.slice(1, 8, 16).transpose(0, 1));
+    separate.v_proj->weight.copy_(w.slice(1, 16, 24).transpose(0, 1));
+    separate.q_proj->bias.copy_(b.slice(0, 0, 8));
+    separate.k_proj->bias.copy_(b.slice(0, 8, 16));
+    separate.v_proj->bias.copy_(b.slice(0, 16, 24));
+    separate.out_proj->weight.copy_(fused.out_proj->weight.transpose(0, 1));
+    separate.out_proj->bias.copy_(fused.out_proj->bias);
+  }
+  Generator g(31);
+  Tensor x = randn({2, 5, 8}, g, DType::f64);
+  EXPECT_LT(heed::testing::max_relative_error(fused.forward(x, Tensor(), Tensor(), true).output,
+                                              separate.forward(x, Tensor(), Tensor(), true).output),
+            1e-12);
+  EXPECT_EQ(fused.named_parameters()[0].first, "c_attn.weight");
+  EXPECT_EQ(fused.named_parameters()[0].second.shape(), (Shape{8, 24}));
+}
+
 TEST(Attention, HeadsMustDivideTheHiddenSize) {
   Generator init(1);
   try {
-    MultiHeadAttention bad(10, 4, init, std::make_shared<Generator>(1));
+    MultiHeadAttention bad({.embed_dim = 10, .num_heads = 4}, init, std::make_shared<Generator>(1));
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("4 heads do not divide the hidden size 10"),

@@ -35,6 +35,15 @@ constexpr uint64_t kDropoutSeed = 1234;
 
 }  // namespace
 
+TEST(Gradcheck, LinearModuleConv1DLayout) {
+  Generator init(18);
+  Linear layer(4, 3, init, true, 0.02, DType::f64, WeightLayout::in_out);
+  spread_parameters(layer, 19);
+  EXPECT_EQ(layer.weight.shape(), (Shape{4, 3}));
+  expect_gradcheck([&](const Inputs& x) { return layer.forward(x[0]); },
+                   with_parameters({param({3, 4}, 20)}, layer));
+}
+
 TEST(Gradcheck, LinearModule) {
   Generator init(1);
   Linear layer(4, 3, init, true, 0.02, DType::f64);
@@ -85,7 +94,8 @@ struct AttentionCase {
 void check_attention(const AttentionCase& c) {
   Generator init(11);
   auto gen = std::make_shared<Generator>(kDropoutSeed);
-  MultiHeadAttention attn(4, 2, init, gen, c.dropout, true, 0.02, DType::f64);
+  MultiHeadAttention attn(
+      {.embed_dim = 4, .num_heads = 2, .dropout = c.dropout, .dtype = DType::f64}, init, gen);
   spread_parameters(attn, 12);
   Tensor mask = c.padding ? from_vector<int64_t>({1, 1, 1, 1, 1, 0}, {2, 3}) : Tensor();
   Inputs inputs{param({2, 3, 4}, 13)};

@@ -19,9 +19,12 @@ class ToyLayer : public Module {
  public:
   explicit ToyLayer(Generator& init) {
     attention = register_module(
-        "attention", std::make_shared<MultiHeadAttention>(
-                         8, 2, init, std::make_shared<Generator>(1), 0.0, true, 0.02, DType::f32,
-                         AttentionNames{"self.query", "self.key", "self.value", "output.dense"}));
+        "attention",
+        std::make_shared<MultiHeadAttention>(
+            AttentionOptions{.embed_dim = 8,
+                             .num_heads = 2,
+                             .names = {"self.query", "self.key", "self.value", "output.dense"}},
+            init, std::make_shared<Generator>(1)));
     norm = register_module("attention.output.LayerNorm", std::make_shared<LayerNorm>(8));
   }
   std::shared_ptr<MultiHeadAttention> attention;
