@@ -1,5 +1,6 @@
 // tokenize: WordPiece-tokenizes text lines from stdin, one output line per input line.
 //   tokenize --vocab vocab.txt [--cased] [--tokens] [--special] < text.txt
+//   tokenize --train-vocab vocab.txt [--vocab-size N] [--min-frequency N] < corpus.txt
 // Ids (or word pieces with --tokens) are space-separated; an empty input line gives an
 // empty output line. Errors are one line on stderr and exit code 2.
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 
 #include "autograd/error.h"
 #include "data/wordpiece.h"
+#include "data/wordpiece_trainer.h"
 
 namespace {
 
@@ -17,8 +19,21 @@ int run(int argc, char** argv) {
   CLI::App app{"WordPiece-tokenize lines of text read from stdin (BERT's algorithm)"};
   std::string vocab_path;
   bool cased = false, lowercase = false, tokens = false, special = false, stats = false;
-  app.add_option("--vocab", vocab_path, "vocab.txt: one token per line, id = line number")
-      ->required();
+  std::string train_path;
+  heed::data::WordPieceTrainerOptions train_options;
+  auto* vocab_opt =
+      app.add_option("--vocab", vocab_path, "vocab.txt: one token per line, id = line number");
+  auto* train_opt = app.add_option("--train-vocab", train_path,
+                                   "train a WordPiece vocabulary on stdin and write it here")
+                        ->excludes(vocab_opt);
+  app.add_option("--vocab-size", train_options.vocab_size, "trained vocabulary size")
+      ->needs(train_opt);
+  app.add_option("--min-frequency", train_options.min_frequency,
+                 "smallest pair count worth a merge")
+      ->needs(train_opt);
+  app.add_option("--limit-alphabet", train_options.limit_alphabet,
+                 "most frequent characters kept as the initial alphabet")
+      ->needs(train_opt);
   auto* lower_flag = app.add_flag("--lowercase", lowercase,
                                   "lower-case and strip accents (uncased models; the default)");
   app.add_flag("--cased", cased, "keep case and accents (cased models)")->excludes(lower_flag);
@@ -34,11 +49,31 @@ int run(int argc, char** argv) {
     return 2;
   }
 
+  if (train_path.empty() && vocab_path.empty()) {
+    std::fprintf(stderr, "tokenize: one of --vocab or --train-vocab is required\n");
+    return 2;
+  }
+  std::ios::sync_with_stdio(false);
+  if (!train_path.empty()) {
+    train_options.lowercase = !cased;
+    heed::data::WordPieceTrainer trainer(train_options);
+    std::string text;
+    size_t n = 0;
+    while (std::getline(std::cin, text)) {
+      ++n;
+      try {
+        trainer.add_text(text);
+      } catch (const heed::Error& e) {
+        heed::fail("stdin:{}: {}", n, e.what());
+      }
+    }
+    trainer.train().save(train_path);
+    return 0;
+  }
   heed::data::WordPieceOptions options;
   options.lowercase = !cased;
   auto tokenizer = heed::data::WordPieceTokenizer::from_file(vocab_path, options);
 
-  std::ios::sync_with_stdio(false);
   std::string line, out;
   size_t line_no = 0, bytes = 0, n_tokens = 0;
   double seconds = 0;
