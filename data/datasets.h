@@ -1,0 +1,121 @@
+#pragma once
+// Datasets: indexable collections of Examples, one kind per task. Text files are read and
+// tokenized once at construction; token streams come from a memory-mapped TokenCache.
+// get() is const and thread-safe, so a loader may call it from its prefetch thread.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/batch.h"
+
+namespace heed::data {
+
+class TokenCache;
+class WordPieceTokenizer;
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  virtual size_t size() const = 0;
+  virtual Example get(size_t index) const = 0;
+};
+
+// MLM pretraining examples: each document of the cache is cut into consecutive windows of at
+// most max_length - 2 tokens (windows never cross documents), each wrapped as [CLS] .. [SEP].
+class MlmWindowDataset : public Dataset {
+ public:
+  MlmWindowDataset(std::shared_ptr<const TokenCache> cache, int32_t cls_id, int32_t sep_id,
+                   size_t max_length);
+  size_t size() const override { return windows_.size(); }
+  Example get(size_t index) const override;
+
+ private:
+  std::shared_ptr<const TokenCache> cache_;
+  int32_t cls_id_, sep_id_;
+  std::vector<std::pair<uint64_t, uint64_t>> windows_;  // [begin, end) token offsets
+};
+
+// Causal LM examples over the stream "doc0 <sep> doc1 <sep> ...": window i holds the
+// context_length + 1 tokens starting at i * context_length (consecutive windows overlap by
+// one token, so every stream token is a target exactly once). The last partial window is
+// kept when it has at least 2 tokens.
+class CausalWindowDataset : public Dataset {
+ public:
+  CausalWindowDataset(std::shared_ptr<const TokenCache> cache, int32_t separator_id,
+                      size_t context_length);
+  size_t size() const override { return num_windows_; }
+  Example get(size_t index) const override;
+  uint64_t stream_length() const { return stream_length_; }
+
+ private:
+  int32_t stream_token(uint64_t position) const;
+  std::shared_ptr<const TokenCache> cache_;
+  int32_t separator_id_;
+  size_t context_length_;
+  uint64_t stream_length_ = 0;
+  size_t num_windows_ = 0;
+};
+
+// Label names of a classification file: given, or the sorted distinct names of the file.
+// Index i of the vector is class id i.
+using LabelNames = std::vector<std::string>;
+
+// Sequence classification from TSV lines "label<TAB>text" or "label<TAB>text_a<TAB>text_b".
+// With `labels` empty, the label set is the file's own names, sorted; pass the training
+// set's labels() when loading validation and test files so ids agree.
+class TextClassificationDataset : public Dataset {
+ public:
+  TextClassificationDataset(const std::string& tsv_path, const WordPieceTokenizer& tokenizer,
+                            size_t max_length, LabelNames labels = {});
+  size_t size() const override { return examples_.size(); }
+  Example get(size_t index) const override { return examples_[index]; }
+  const LabelNames& labels() const { return labels_; }
+
+ private:
+  std::vector<Example> examples_;
+  LabelNames labels_;
+};
+
+// Token classification from CoNLL-style files: one "word<TAB>tag" per line, a blank line
+// after each sentence. Each word is tokenized on its own; its tag goes on its first
+// word piece and -100 on the others and on [CLS]/[SEP] (transformers' run_ner alignment).
+// Sentences longer than max_length are truncated.
+class TokenClassificationDataset : public Dataset {
+ public:
+  TokenClassificationDataset(const std::string& conll_path, const WordPieceTokenizer& tokenizer,
+                             size_t max_length, LabelNames labels = {});
+  size_t size() const override { return examples_.size(); }
+  Example get(size_t index) const override { return examples_[index]; }
+  const LabelNames& labels() const { return labels_; }
+
+ private:
+  std::vector<Example> examples_;
+  LabelNames labels_;
+};
+
+// Text -> ids, as a seq2seq side needs them (e.g. a CharTokenizer's encode, or a WordPiece
+// encode with [CLS]/[SEP]).
+using EncodeFn = std::function<std::vector<int32_t>(std::string_view)>;
+
+// Seq2seq pairs from TSV lines "source<TAB>target". Source ids go to input_ids, target ids
+// (without start/end tokens; collate_seq2seq adds them) to target_ids; each side is cut to
+// its max length (0 = no limit; the target limit leaves room for the start/end token).
+class Seq2SeqDataset : public Dataset {
+ public:
+  Seq2SeqDataset(const std::string& tsv_path, const EncodeFn& encode_source,
+                 const EncodeFn& encode_target, size_t max_source_length = 0,
+                 size_t max_target_length = 0);
+  size_t size() const override { return examples_.size(); }
+  Example get(size_t index) const override { return examples_[index]; }
+
+ private:
+  std::vector<Example> examples_;
+};
+
+// Splits a TSV line on tabs.
+std::vector<std::string_view> split_tabs(std::string_view line);
+
+}  // namespace heed::data

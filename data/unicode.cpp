@@ -1,0 +1,192 @@
+#include "data/unicode.h"
+
+#include <unicode/locid.h>
+#include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+
+#include "autograd/error.h"
+
+namespace heed::data {
+namespace {
+
+bool is_ascii(std::u32string_view text) {
+  for (char32_t c : text)
+    if (c >= 0x80) return false;
+  return true;
+}
+
+icu::UnicodeString to_icu(std::u32string_view text) {
+  return icu::UnicodeString::fromUTF32(reinterpret_cast<const UChar32*>(text.data()),
+                                       static_cast<int32_t>(text.size()));
+}
+
+std::u32string from_icu(const icu::UnicodeString& s) {
+  std::u32string out(static_cast<size_t>(s.countChar32()), U'\0');
+  UErrorCode status = U_ZERO_ERROR;
+  s.toUTF32(reinterpret_cast<UChar32*>(out.data()), static_cast<int32_t>(out.size()), status);
+  HEED_CHECK(U_SUCCESS(status), "ICU UTF-32 conversion failed: {}", u_errorName(status));
+  return out;
+}
+
+std::u32string normalize(std::u32string_view text, bool compose) {
+  if (is_ascii(text)) return std::u32string(text);  // ASCII is invariant under NFC and NFD
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* n =
+      compose ? icu::Normalizer2::getNFCInstance(status) : icu::Normalizer2::getNFDInstance(status);
+  HEED_CHECK(U_SUCCESS(status), "ICU normalizer unavailable: {}", u_errorName(status));
+  icu::UnicodeString out = n->normalize(to_icu(text), status);
+  HEED_CHECK(U_SUCCESS(status), "ICU normalization failed: {}", u_errorName(status));
+  return from_icu(out);
+}
+
+}  // namespace
+
+size_t find_invalid_utf8(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    unsigned char b = s[i];
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    char32_t cp, min;
+    if ((b & 0xE0) == 0xC0) {
+      len = 2, cp = b & 0x1F, min = 0x80;
+    } else if ((b & 0xF0) == 0xE0) {
+      len = 3, cp = b & 0x0F, min = 0x800;
+    } else if ((b & 0xF8) == 0xF0) {
+      len = 4, cp = b & 0x07, min = 0x10000;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+std::u32string decode_utf8(std::string_view text, std::string_view where) {
+  if (size_t bad = find_invalid_utf8(text); bad != std::string_view::npos)
+    fail("{}: invalid UTF-8 at byte {} (0x{:02X})", where, bad,
+         static_cast<unsigned char>(text[bad]));
+  std::u32string out;
+  out.reserve(text.size());
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  for (size_t i = 0; i < text.size();) {
+    unsigned char b = s[i];
+    if (b < 0x80) {
+      out.push_back(b);
+      ++i;
+      continue;
+    }
+    size_t len = (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : 4;
+    char32_t cp = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+    for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (s[i + k] & 0x3F);
+    out.push_back(cp);
+    i += len;
+  }
+  return out;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+std::string encode_utf8(std::u32string_view cps) {
+  std::string out;
+  out.reserve(cps.size());
+  for (char32_t c : cps) append_utf8(out, c);
+  return out;
+}
+
+bool is_bert_whitespace(char32_t cp) {
+  if (cp == U' ' || cp == U'\t' || cp == U'\n' || cp == U'\r') return true;
+  if (cp < 0x80) return false;
+  return (U_GET_GC_MASK(static_cast<UChar32>(cp)) & U_GC_ZS_MASK) != 0;
+}
+
+bool is_bert_control(char32_t cp) {
+  if (cp == U'\t' || cp == U'\n' || cp == U'\r') return false;
+  return (U_GET_GC_MASK(static_cast<UChar32>(cp)) & U_GC_C_MASK) != 0;
+}
+
+bool is_bert_punctuation(char32_t cp) {
+  // BERT treats every non-alphanumeric ASCII character as punctuation ($, ^, `, + are not P*).
+  if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) ||
+      (cp >= 123 && cp <= 126))
+    return true;
+  if (cp < 0x80) return false;
+  return (U_GET_GC_MASK(static_cast<UChar32>(cp)) & U_GC_P_MASK) != 0;
+}
+
+bool is_cjk_ideograph(char32_t cp) {
+  // The ranges of tokenization_bert.py's _is_chinese_char (Python, not the Rust variant).
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
+         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+bool is_split_whitespace(char32_t cp) {
+  if (cp < 0x80) return cp == U' ' || (cp >= 9 && cp <= 13) || (cp >= 0x1C && cp <= 0x1F);
+  return u_isUWhiteSpace(static_cast<UChar32>(cp)) != 0;
+}
+
+bool is_nonspacing_mark(char32_t cp) {
+  if (cp < 0x80) return false;
+  return (U_GET_GC_MASK(static_cast<UChar32>(cp)) & U_GC_MN_MASK) != 0;
+}
+
+std::u32string to_nfd(std::u32string_view text) {
+  return normalize(text, false);
+}
+std::u32string to_nfc(std::u32string_view text) {
+  return normalize(text, true);
+}
+
+std::u32string to_lower(std::u32string_view text) {
+  if (is_ascii(text)) {
+    std::u32string out(text);
+    for (char32_t& c : out)
+      if (c >= U'A' && c <= U'Z') c += 32;
+    return out;
+  }
+  icu::UnicodeString s = to_icu(text);
+  s.toLower(icu::Locale::getRoot());  // locale-independent full mapping, like str.lower()
+  return from_icu(s);
+}
+
+std::u32string strip_accents(std::u32string_view text) {
+  if (is_ascii(text)) return std::u32string(text);
+  std::u32string decomposed = to_nfd(text);
+  std::u32string out;
+  out.reserve(decomposed.size());
+  for (char32_t c : decomposed)
+    if (!is_nonspacing_mark(c)) out.push_back(c);
+  return out;
+}
+
+}  // namespace heed::data

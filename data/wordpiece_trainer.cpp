@@ -1,0 +1,163 @@
+#include "data/wordpiece_trainer.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <set>
+
+#include "autograd/error.h"
+#include "data/unicode.h"
+
+namespace heed::data {
+namespace {
+
+const std::string kPrefix = "##";
+
+WordPieceTokenizer make_normalizer(const WordPieceTrainerOptions& o) {
+  HEED_CHECK(!o.special_tokens.empty(),
+             "vocabulary training needs special tokens ([UNK] first of all)");
+  WordPieceOptions w;
+  w.lowercase = o.lowercase;
+  // The basic tokenizer needs an unk token to exist; the trainer's own specials provide it.
+  std::vector<std::string> tokens = o.special_tokens;
+  if (std::find(tokens.begin(), tokens.end(), w.unk_token) == tokens.end())
+    tokens.push_back(w.unk_token);
+  return WordPieceTokenizer(Vocab(tokens), w);
+}
+
+uint64_t pair_key(int32_t a, int32_t b) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
+}
+
+struct Candidate {
+  int64_t count;
+  uint64_t pair;
+  // Max-heap order: higher count first, then the smaller pair.
+  bool operator<(const Candidate& o) const {
+    return count != o.count ? count < o.count : pair > o.pair;
+  }
+};
+
+}  // namespace
+
+WordPieceTrainer::WordPieceTrainer(WordPieceTrainerOptions options)
+    : options_(std::move(options)), normalizer_(make_normalizer(options_)) {
+  HEED_CHECK(options_.vocab_size >= options_.special_tokens.size(),
+             "vocab_size {} is smaller than the {} special tokens", options_.vocab_size,
+             options_.special_tokens.size());
+}
+
+void WordPieceTrainer::add_text(std::string_view text) {
+  for (std::string& word : normalizer_.basic_tokenize(text)) {
+    if (std::find(options_.special_tokens.begin(), options_.special_tokens.end(), word) !=
+        options_.special_tokens.end())
+      continue;
+    ++word_counts_[std::move(word)];
+  }
+}
+
+Vocab WordPieceTrainer::train() const {
+  std::vector<std::string> tokens;
+  std::unordered_map<std::string, int32_t> ids;
+  auto add = [&](const std::string& t) {
+    auto [it, inserted] = ids.emplace(t, static_cast<int32_t>(tokens.size()));
+    if (inserted) tokens.push_back(t);
+    return it->second;
+  };
+  for (const std::string& s : options_.special_tokens) add(s);
+
+  // Words in byte order so that every id assignment below is independent of hash order.
+  std::vector<std::pair<std::u32string, int64_t>> words;
+  words.reserve(word_counts_.size());
+  {
+    std::map<std::string, int64_t> sorted(word_counts_.begin(), word_counts_.end());
+    for (const auto& [w, c] : sorted) words.emplace_back(decode_utf8(w, "word"), c);
+  }
+
+  // The alphabet: the limit_alphabet most frequent characters (ties: smaller code point).
+  std::map<char32_t, int64_t> char_counts;
+  for (const auto& [w, c] : words)
+    for (char32_t ch : w) char_counts[ch] += c;
+  std::vector<std::pair<char32_t, int64_t>> alphabet(char_counts.begin(), char_counts.end());
+  if (alphabet.size() > options_.limit_alphabet) {
+    std::stable_sort(alphabet.begin(), alphabet.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    alphabet.resize(options_.limit_alphabet);
+    std::sort(alphabet.begin(), alphabet.end());
+  }
+  std::set<char32_t> allowed;
+  for (const auto& [ch, count] : alphabet) {
+    allowed.insert(ch);
+    add(encode_utf8(std::u32string_view(&ch, 1)));
+  }
+
+  // Words as piece ids; characters outside the alphabet are dropped, as the HF trainer does.
+  std::vector<std::vector<int32_t>> pieces(words.size());
+  for (size_t w = 0; w < words.size(); ++w) {
+    for (size_t i = 0; i < words[w].first.size(); ++i) {
+      char32_t ch = words[w].first[i];
+      if (!allowed.count(ch)) continue;
+      std::string s = encode_utf8(std::u32string_view(&ch, 1));
+      pieces[w].push_back(add(i == 0 ? s : kPrefix + s));
+    }
+  }
+
+  std::unordered_map<uint64_t, int64_t> pair_counts;
+  std::unordered_map<uint64_t, std::set<size_t>> where;
+  for (size_t w = 0; w < pieces.size(); ++w)
+    for (size_t i = 0; i + 1 < pieces[w].size(); ++i) {
+      const uint64_t k = pair_key(pieces[w][i], pieces[w][i + 1]);
+      pair_counts[k] += words[w].second;
+      where[k].insert(w);
+    }
+  std::priority_queue<Candidate> queue;
+  for (const auto& [k, c] : pair_counts) queue.push({c, k});
+
+  while (tokens.size() < options_.vocab_size && !queue.empty()) {
+    Candidate top = queue.top();
+    queue.pop();
+    const int64_t current = pair_counts[top.pair];
+    if (current != top.count) {  // stale entry: re-queue with the up-to-date count
+      if (current > 0) queue.push({current, top.pair});
+      continue;
+    }
+    if (top.count < options_.min_frequency) break;
+    const auto a = static_cast<int32_t>(top.pair >> 32);
+    const auto b = static_cast<int32_t>(top.pair & 0xFFFFFFFFu);
+    std::string right = tokens[static_cast<size_t>(b)];
+    if (right.rfind(kPrefix, 0) == 0) right.erase(0, kPrefix.size());
+    const int32_t merged = add(tokens[static_cast<size_t>(a)] + right);
+
+    std::set<uint64_t> touched;
+    const std::set<size_t> affected = std::move(where[top.pair]);
+    where.erase(top.pair);
+    for (size_t w : affected) {
+      std::vector<int32_t>& p = pieces[w];
+      const int64_t c = words[w].second;
+      for (size_t i = 0; i + 1 < p.size(); ++i) pair_counts[pair_key(p[i], p[i + 1])] -= c;
+      std::vector<int32_t> next;
+      next.reserve(p.size());
+      for (size_t i = 0; i < p.size(); ++i) {
+        if (i + 1 < p.size() && p[i] == a && p[i + 1] == b) {
+          next.push_back(merged);
+          ++i;
+        } else {
+          next.push_back(p[i]);
+        }
+      }
+      p = std::move(next);
+      for (size_t i = 0; i + 1 < p.size(); ++i) {
+        const uint64_t k = pair_key(p[i], p[i + 1]);
+        pair_counts[k] += c;
+        where[k].insert(w);
+        touched.insert(k);
+      }
+    }
+    pair_counts[top.pair] = 0;
+    for (uint64_t k : touched)
+      if (pair_counts[k] > 0) queue.push({pair_counts[k], k});
+  }
+  return Vocab(std::move(tokens));
+}
+
+}  // namespace heed::data

@@ -1,0 +1,118 @@
+// tokenize: WordPiece-tokenizes text lines from stdin, one output line per input line.
+//   tokenize --vocab vocab.txt [--cased] [--tokens] [--special] < text.txt
+//   tokenize --train-vocab vocab.txt [--vocab-size N] [--min-frequency N] < corpus.txt
+// Ids (or word pieces with --tokens) are space-separated; an empty input line gives an
+// empty output line. Errors are one line on stderr and exit code 2.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "autograd/error.h"
+#include "data/wordpiece.h"
+#include "data/wordpiece_trainer.h"
+
+namespace {
+
+int run(int argc, char** argv) {
+  CLI::App app{"WordPiece-tokenize lines of text read from stdin (BERT's algorithm)"};
+  std::string vocab_path;
+  bool cased = false, lowercase = false, tokens = false, special = false, stats = false;
+  std::string train_path;
+  heed::data::WordPieceTrainerOptions train_options;
+  auto* vocab_opt =
+      app.add_option("--vocab", vocab_path, "vocab.txt: one token per line, id = line number");
+  auto* train_opt = app.add_option("--train-vocab", train_path,
+                                   "train a WordPiece vocabulary on stdin and write it here")
+                        ->excludes(vocab_opt);
+  app.add_option("--vocab-size", train_options.vocab_size, "trained vocabulary size")
+      ->needs(train_opt);
+  app.add_option("--min-frequency", train_options.min_frequency,
+                 "smallest pair count worth a merge")
+      ->needs(train_opt);
+  app.add_option("--limit-alphabet", train_options.limit_alphabet,
+                 "most frequent characters kept as the initial alphabet")
+      ->needs(train_opt);
+  auto* lower_flag = app.add_flag("--lowercase", lowercase,
+                                  "lower-case and strip accents (uncased models; the default)");
+  app.add_flag("--cased", cased, "keep case and accents (cased models)")->excludes(lower_flag);
+  app.add_flag("--tokens", tokens, "print word pieces instead of ids");
+  app.add_flag("--special", special, "add [CLS] ... [SEP] around each line");
+  app.add_flag("--stats", stats, "print lines, tokens and throughput (MB/s) to stderr");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "tokenize: %s\n", e.what());
+    return 2;
+  }
+
+  if (train_path.empty() && vocab_path.empty()) {
+    std::fprintf(stderr, "tokenize: one of --vocab or --train-vocab is required\n");
+    return 2;
+  }
+  std::ios::sync_with_stdio(false);
+  if (!train_path.empty()) {
+    train_options.lowercase = !cased;
+    heed::data::WordPieceTrainer trainer(train_options);
+    std::string text;
+    size_t n = 0;
+    while (std::getline(std::cin, text)) {
+      ++n;
+      try {
+        trainer.add_text(text);
+      } catch (const heed::Error& e) {
+        heed::fail("stdin:{}: {}", n, e.what());
+      }
+    }
+    trainer.train().save(train_path);
+    return 0;
+  }
+  heed::data::WordPieceOptions options;
+  options.lowercase = !cased;
+  auto tokenizer = heed::data::WordPieceTokenizer::from_file(vocab_path, options);
+
+  std::string line, out;
+  size_t line_no = 0, bytes = 0, n_tokens = 0;
+  double seconds = 0;
+  while (std::getline(std::cin, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    bytes += line.size() + 1;
+    std::vector<int32_t> ids;
+    auto start = std::chrono::steady_clock::now();
+    try {
+      ids = special ? tokenizer.encode(line).input_ids : tokenizer.encode_ids(line);
+    } catch (const heed::Error& e) {
+      heed::fail("stdin:{}: {}", line_no, e.what());
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    n_tokens += ids.size();
+    out.clear();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i) out.push_back(' ');
+      out += tokens ? tokenizer.vocab().token(ids[i]) : std::to_string(ids[i]);
+    }
+    out.push_back('\n');
+    std::cout << out;
+  }
+  std::cout.flush();
+  if (!std::cout) heed::fail("stdout: write failed");
+  if (stats)
+    std::fprintf(stderr, "tokenize: %zu lines, %zu bytes, %zu tokens, %.2f MB/s (tokenizer only)\n",
+                 line_no, bytes, n_tokens, seconds > 0 ? bytes / seconds / 1e6 : 0.0);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokenize: %s\n", e.what());
+    return 2;
+  }
+}

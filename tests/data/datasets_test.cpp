@@ -1,0 +1,126 @@
+#include "data/datasets.h"
+
+#include <gtest/gtest.h>
+
+#include "autograd/error.h"
+#include "data/char_tokenizer.h"
+#include "data/wordpiece.h"
+#include "tests/data/test_util.h"
+
+namespace heed::data {
+namespace {
+
+using testing::golden_path;
+using testing::ScratchDir;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TextClassification, LabelsFromTheFileAndPairs) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  std::string train =
+      dir.write("train.tsv", "spam\tthe quick fox\nham\tlazy dog\n\nham\tthe\tdog\n");
+  TextClassificationDataset ds(train, tok, 16);
+  EXPECT_EQ(ds.labels(), (LabelNames{"ham", "spam"}));
+  ASSERT_EQ(ds.size(), 3u);
+  EXPECT_EQ(ds.get(0).label, 1);
+  EXPECT_EQ(ds.get(0).input_ids, (std::vector<int32_t>{3, 7, 9, 11, 4}));
+  EXPECT_EQ(ds.get(2).input_ids, (std::vector<int32_t>{3, 7, 4, 17, 4}));
+  EXPECT_EQ(ds.get(2).token_type_ids, (std::vector<int32_t>{0, 0, 0, 1, 1}));
+  // Validation files use the training labels; an unknown one names file and line.
+  std::string valid = dir.write("valid.tsv", "ham\tdog\neggs\tfox\n");
+  EXPECT_NE(error_of([&] {
+              TextClassificationDataset(valid, tok, 16, ds.labels());
+            }).find("valid.tsv:2: unknown label 'eggs'"),
+            std::string::npos);
+}
+
+TEST(TextClassification, MalformedLinesNameFileAndLine) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  std::string no_tab = dir.write("a.tsv", "ham\tfine\njust text\n");
+  EXPECT_NE(error_of([&] {
+              TextClassificationDataset(no_tab, tok, 16);
+            }).find("a.tsv:2: expected label<TAB>text"),
+            std::string::npos);
+  std::string bad = dir.write("b.tsv", "ham\tok\nspam\tbad \xFF byte\n");
+  EXPECT_NE(
+      error_of([&] { TextClassificationDataset(bad, tok, 16); }).find("b.tsv:2: invalid UTF-8"),
+      std::string::npos);
+  std::string empty_label = dir.write("c.tsv", "\ttext\n");
+  EXPECT_NE(error_of([&] {
+              TextClassificationDataset(empty_label, tok, 16);
+            }).find("c.tsv:1: empty label"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              TextClassificationDataset(dir.file("none.tsv"), tok, 16);
+            }).find("none.tsv: cannot open"),
+            std::string::npos);
+}
+
+TEST(TokenClassification, TagOnFirstPieceOnly) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  // "jumps" = jump ##s; "unaffable" = un ##aff ##able.
+  std::string path = dir.write("pos.conll", "The\tAT\nfox\tNN\njumps\tVBZ\n\nunaffable\tJJ\n");
+  TokenClassificationDataset ds(path, tok, 16);
+  EXPECT_EQ(ds.labels(), (LabelNames{"AT", "JJ", "NN", "VBZ"}));
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_EQ(ds.get(0).input_ids, (std::vector<int32_t>{3, 7, 11, 12, 13, 4}));
+  EXPECT_EQ(ds.get(0).token_labels, (std::vector<int32_t>{-100, 0, 2, 3, -100, -100}));
+  EXPECT_EQ(ds.get(1).token_labels, (std::vector<int32_t>{-100, 1, -100, -100, -100}));
+  TokenClassificationDataset cut(path, tok, 4);
+  EXPECT_EQ(cut.get(0).input_ids, (std::vector<int32_t>{3, 7, 11, 4}));
+  std::string bad = dir.write("bad.conll", "The\tAT\nfox\n");
+  EXPECT_NE(error_of([&] {
+              TokenClassificationDataset(bad, tok, 16);
+            }).find("bad.conll:2: expected word<TAB>tag"),
+            std::string::npos);
+}
+
+TEST(Seq2Seq, GraphemeToPhonemePairs) {
+  ScratchDir dir;
+  std::string path = dir.write("g2p.tsv", "HELLO\tHH AH L OW\nHI\tHH AY\n");
+  auto chars = CharTokenizer::build({"HELLO", "HI"}, CharTokenizer::Unit::kCharacter);
+  auto phones =
+      CharTokenizer::build({"HH AH L OW", "HH AY"}, CharTokenizer::Unit::kWhitespaceSymbol);
+  Seq2SeqDataset ds(
+      path, [&](std::string_view s) { return chars.encode(s); },
+      [&](std::string_view s) { return phones.encode(s); }, 0, 4);
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_EQ(chars.decode(ds.get(0).input_ids), "HELLO");
+  EXPECT_EQ(phones.decode(ds.get(0).target_ids), "HH AH L");  // cut to leave room for [EOS]
+  EXPECT_EQ(phones.decode(ds.get(1).target_ids), "HH AY");
+  std::string bad = dir.write("bad.tsv", "A\tB\tC\n");
+  auto id = [](std::string_view) { return std::vector<int32_t>{5}; };
+  EXPECT_NE(
+      error_of([&] { Seq2SeqDataset(bad, id, id); }).find("bad.tsv:1: expected source<TAB>target"),
+      std::string::npos);
+}
+
+TEST(CharTokenizer, BuildSaveLoadAndUnknowns) {
+  ScratchDir dir;
+  auto tok = CharTokenizer::build({"abca", "été"}, CharTokenizer::Unit::kCharacter);
+  EXPECT_EQ(tok.vocab().tokens(), (std::vector<std::string>{"[PAD]", "[UNK]", "[BOS]", "[EOS]", "a",
+                                                            "b", "c", "t", "é"}));
+  EXPECT_EQ(tok.encode("cab?"), (std::vector<int32_t>{6, 4, 5, 1}));
+  std::vector<int32_t> ids{2, 8, 7, 8, 3};
+  EXPECT_EQ(tok.decode(ids), "été");
+  tok.save(dir.file("chars.json"));
+  auto loaded = CharTokenizer::load(dir.file("chars.json"));
+  EXPECT_EQ(loaded.vocab().tokens(), tok.vocab().tokens());
+  EXPECT_EQ(loaded.unit(), CharTokenizer::Unit::kCharacter);
+  std::string bad = dir.write("bad.json", "{\"unit\": \"bytes\", \"tokens\": []}");
+  EXPECT_NE(error_of([&] { CharTokenizer::load(bad); }).find("key 'unit'"), std::string::npos);
+  EXPECT_THROW(tok.encode("\xFF"), Error);
+}
+
+}  // namespace
+}  // namespace heed::data

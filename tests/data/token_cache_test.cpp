@@ -1,0 +1,150 @@
+#include "data/token_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "autograd/error.h"
+#include "data/datasets.h"
+#include "data/wordpiece.h"
+#include "tests/data/test_util.h"
+
+namespace heed::data {
+namespace {
+
+using testing::golden_path;
+using testing::ScratchDir;
+
+const char* kCorpus =
+    "The quick brown fox.\n"
+    "The lazy dog!\n"
+    "\n"
+    "\n"
+    "hello world\n"
+    "\n"
+    "我是中国人\n";
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TokenCache, BuildsDocumentsAndReopensWithoutRebuilding) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  std::string corpus = dir.write("corpus.txt", kCorpus);
+  std::string cache_path = dir.file("corpus.cache");
+  std::vector<std::string> log;
+  auto on_log = [&](const std::string& s) { log.push_back(s); };
+  {
+    TokenCache cache = TokenCache::open_or_build(corpus, cache_path, tok, on_log);
+    ASSERT_EQ(log.size(), 1u);
+    EXPECT_NE(log[0].find("no cache yet"), std::string::npos);
+    EXPECT_EQ(cache.id_bytes(), 2);
+    ASSERT_EQ(cache.num_documents(), 3u);
+    std::vector<int32_t> doc0(cache.document_end(0));
+    cache.copy(0, cache.document_end(0), doc0.data());
+    std::vector<int32_t> expected = tok.encode_ids("The quick brown fox.");
+    auto second = tok.encode_ids("The lazy dog!");
+    expected.insert(expected.end(), second.begin(), second.end());
+    EXPECT_EQ(doc0, expected);
+    EXPECT_EQ(cache.document_end(2) - cache.document_begin(2), 5u);  // five ideographs
+    EXPECT_EQ(cache.num_tokens(), cache.document_end(2));
+  }
+  TokenCache again = TokenCache::open_or_build(corpus, cache_path, tok, on_log);
+  EXPECT_EQ(log.size(), 1u);  // reused
+  EXPECT_EQ(again.num_documents(), 3u);
+}
+
+TEST(TokenCache, RebuildsWhenCorpusOrVocabularyChanges) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  std::string corpus = dir.write("corpus.txt", kCorpus);
+  std::string cache_path = dir.file("c.cache");
+  std::vector<std::string> log;
+  auto on_log = [&](const std::string& s) { log.push_back(s); };
+  TokenCache::open_or_build(corpus, cache_path, tok, on_log);
+  // Same size, different content: still detected.
+  std::string changed = kCorpus;
+  changed[4] = 'l';
+  dir.write("corpus.txt", changed);
+  EXPECT_NE(error_of([&] { TokenCache::open(cache_path, corpus, tok); }).find("the corpus changed"),
+            std::string::npos);
+  TokenCache::open_or_build(corpus, cache_path, tok, on_log);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_NE(log[1].find("the corpus changed"), std::string::npos);
+  // Another vocabulary (one token appended) or other options: rebuilt.
+  auto tokens = tok.vocab().tokens();
+  tokens.push_back("extra");
+  WordPieceTokenizer other{Vocab(tokens)};
+  TokenCache::open_or_build(corpus, cache_path, other, on_log);
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_NE(log[2].find("tokenizer or vocabulary changed"), std::string::npos);
+  WordPieceOptions cased_options;
+  cased_options.lowercase = false;
+  WordPieceTokenizer cased(Vocab(tokens), cased_options);
+  TokenCache::open_or_build(corpus, cache_path, cased, on_log);
+  EXPECT_EQ(log.size(), 4u);
+}
+
+TEST(TokenCache, CorruptFilesAreClearErrors) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  std::string corpus = dir.write("corpus.txt", kCorpus);
+  std::string cache_path = dir.file("c.cache");
+  TokenCache::build(corpus, cache_path, tok);
+  const auto size = std::filesystem::file_size(cache_path);
+  std::filesystem::resize_file(cache_path, size - 3);
+  EXPECT_NE(error_of([&] {
+              TokenCache::open_or_build(corpus, cache_path, tok);
+            }).find("truncated or corrupt token cache"),
+            std::string::npos);
+  std::filesystem::resize_file(cache_path, 20);
+  EXPECT_NE(error_of([&] {
+              TokenCache::open_or_build(corpus, cache_path, tok);
+            }).find("truncated token cache header"),
+            std::string::npos);
+  std::string not_cache = dir.write("notes.txt", "these are my notes, not a cache");
+  EXPECT_NE(error_of([&] {
+              TokenCache::open_or_build(corpus, not_cache, tok);
+            }).find("not a heed token cache"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              TokenCache::build(dir.file("absent.txt"), cache_path, tok);
+            }).find("absent.txt"),
+            std::string::npos);
+}
+
+TEST(TokenCache, InvalidUtf8InCorpusNamesTheLine) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  std::string corpus = dir.write("corpus.txt", "hello\nworld\xC3\n");
+  EXPECT_NE(error_of([&] { TokenCache::build(corpus, dir.file("c"), tok); }).find("corpus.txt:2: "),
+            std::string::npos);
+}
+
+TEST(TokenWindows, MlmAndCausalWindows) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  // Documents of 3 and 2 tokens (ids: the=7 quick=9 fox=11 | lazy=16 dog=17).
+  std::string corpus = dir.write("corpus.txt", "the quick\nfox\n\nlazy dog\n");
+  auto cache = std::make_shared<TokenCache>(TokenCache::build(corpus, dir.file("c"), tok));
+  MlmWindowDataset mlm(cache, tok.cls_id(), tok.sep_id(), 4);
+  ASSERT_EQ(mlm.size(), 3u);  // [the quick] [fox] [lazy dog]: windows never cross documents
+  EXPECT_EQ(mlm.get(0).input_ids, (std::vector<int32_t>{3, 7, 9, 4}));
+  EXPECT_EQ(mlm.get(1).input_ids, (std::vector<int32_t>{3, 11, 4}));
+  EXPECT_EQ(mlm.get(2).input_ids, (std::vector<int32_t>{3, 16, 17, 4}));
+  // Stream: the quick fox [SEP] lazy dog [SEP] (7 tokens); windows of 3+1 with stride 3.
+  CausalWindowDataset lm(cache, tok.sep_id(), 3);
+  EXPECT_EQ(lm.stream_length(), 7u);
+  ASSERT_EQ(lm.size(), 2u);
+  EXPECT_EQ(lm.get(0).input_ids, (std::vector<int32_t>{7, 9, 11, 4}));
+  EXPECT_EQ(lm.get(1).input_ids, (std::vector<int32_t>{4, 16, 17, 4}));
+}
+
+}  // namespace
+}  // namespace heed::data

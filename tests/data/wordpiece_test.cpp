@@ -1,0 +1,158 @@
+#include "data/wordpiece.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "autograd/error.h"
+#include "tests/data/test_util.h"
+
+namespace heed::data {
+namespace {
+
+using testing::golden_path;
+using testing::ScratchDir;
+
+WordPieceTokenizer golden_tokenizer(bool lowercase) {
+  WordPieceOptions options;
+  options.lowercase = lowercase;
+  return WordPieceTokenizer::from_file(golden_path("vocab.txt"), options);
+}
+
+TEST(WordPiece, SpecialTokensAreLookedUpByName) {
+  auto tok = golden_tokenizer(true);
+  // The golden vocabulary deliberately puts them at unusual ids.
+  EXPECT_EQ(tok.pad_id(), 0);
+  EXPECT_EQ(tok.cls_id(), 3);
+  EXPECT_EQ(tok.sep_id(), 4);
+  EXPECT_EQ(tok.unk_id(), 5);
+  EXPECT_EQ(tok.mask_id(), 6);
+  EXPECT_EQ(tok.special_ids(), (std::vector<int32_t>{0, 3, 4, 5, 6}));
+  EXPECT_FALSE(tok.is_special(1));  // [unused0] is an ordinary token
+}
+
+TEST(WordPiece, HandWorkedExample) {
+  auto tok = golden_tokenizer(true);
+  // "UNAFFABLE" lower-cases to "unaffable" = un ##aff ##able (ids 34 35 36, vocab lines).
+  EXPECT_EQ(tok.encode_ids("UNAFFABLE!"), (std::vector<int32_t>{34, 35, 36, 20}));
+  auto e = tok.encode("Naïve café");
+  EXPECT_EQ(e.input_ids, (std::vector<int32_t>{3, 45, 43, 4}));
+  EXPECT_EQ(e.token_type_ids, (std::vector<int32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(e.special_tokens_mask, (std::vector<int32_t>{1, 0, 0, 1}));
+}
+
+// Every case of golden.json, whose expectations come from make_golden.py: an independent
+// implementation of the BERT algorithm over Python's unicodedata.
+TEST(WordPiece, GoldenCases) {
+  std::ifstream in(golden_path("golden.json"));
+  ASSERT_TRUE(in.good());
+  auto cases = nlohmann::json::parse(in);
+  ASSERT_GE(cases.size(), 20u);
+  auto uncased = golden_tokenizer(true), cased = golden_tokenizer(false);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    const auto& tok = c["lowercase"].get<bool>() ? uncased : cased;
+    const std::string text = c["text"];
+    const size_t max_length = c["max_length"];
+    Encoding e;
+    if (c["text_pair"].is_null()) {
+      if (max_length == 0) {
+        EXPECT_EQ(tok.tokenize(text), c["tokens"].get<std::vector<std::string>>());
+      }
+      e = tok.encode(text, max_length);
+    } else {
+      e = tok.encode_pair(text, c["text_pair"].get<std::string>(), max_length);
+    }
+    EXPECT_EQ(e.input_ids, c["input_ids"].get<std::vector<int32_t>>());
+    EXPECT_EQ(e.token_type_ids, c["token_type_ids"].get<std::vector<int32_t>>());
+    EXPECT_EQ(tok.decode(e.input_ids), c["decoded"].get<std::string>());
+  }
+}
+
+TEST(WordPiece, DecodeKeepsSpecialTokensWhenAsked) {
+  auto tok = golden_tokenizer(true);
+  auto e = tok.encode_pair("Hello, world!", "The dog.");
+  EXPECT_EQ(tok.decode(e.input_ids, false), "[CLS] hello, world! [SEP] the dog. [SEP]");
+  EXPECT_EQ(tok.decode(e.input_ids, false, false), "[CLS] hello , world ! [SEP] the dog . [SEP]");
+  // A continuation right after a special token is not glued onto it.
+  std::vector<int32_t> ids{3, 13, 4};
+  EXPECT_EQ(tok.decode(ids, false), "[CLS] ##s [SEP]");
+}
+
+TEST(WordPiece, TruncationNeedsRoomForSpecials) {
+  auto tok = golden_tokenizer(true);
+  EXPECT_THROW(tok.encode_pair("a", "b", 2), Error);
+  EXPECT_EQ(tok.encode("a b c", 2).input_ids, (std::vector<int32_t>{3, 4}));
+}
+
+TEST(WordPiece, InvalidUtf8InTextIsAnError) {
+  auto tok = golden_tokenizer(true);
+  try {
+    tok.encode_ids("hello \xC3\x28 world");
+    FAIL() << "expected heed::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("invalid UTF-8 at byte 6"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(tok.encode_ids("\xED\xA0\x80"), Error);  // a UTF-16 surrogate
+  EXPECT_THROW(tok.encode_ids("\xC0\xAF"), Error);      // over-long '/'
+  EXPECT_THROW(tok.encode_ids("abc\xE4\xB8"), Error);   // truncated
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Vocab, BadFilesGiveClearErrors) {
+  ScratchDir dir;
+  EXPECT_NE(
+      error_of([&] { Vocab::load(dir.file("missing.txt")); }).find("missing.txt: cannot open"),
+      std::string::npos);
+  std::string empty = dir.write("empty.txt", "");
+  EXPECT_NE(error_of([&] { Vocab::load(empty); }).find("empty.txt: vocabulary file is empty"),
+            std::string::npos);
+  std::string no_unk = dir.write("no_unk.txt", "[PAD]\n[CLS]\n[SEP]\nhello\n");
+  EXPECT_NE(error_of([&] {
+              WordPieceTokenizer::from_file(no_unk);
+            }).find("no_unk.txt: vocabulary has no unknown token '[UNK]'"),
+            std::string::npos);
+  std::string bad_utf8 = dir.write("bad.txt", "[UNK]\nok\nbad\xFF\n");
+  EXPECT_NE(error_of([&] { Vocab::load(bad_utf8); }).find("bad.txt:3: invalid UTF-8"),
+            std::string::npos);
+  // A vocabulary without [CLS] still tokenizes, but building model inputs names what's missing.
+  std::string no_cls = dir.write("no_cls.txt", "[UNK]\nhello\n");
+  auto tok = WordPieceTokenizer::from_file(no_cls);
+  EXPECT_EQ(tok.encode_ids("hello"), (std::vector<int32_t>{1}));
+  EXPECT_NE(error_of([&] {
+              tok.encode("hello");
+            }).find("no_cls.txt: vocabulary has no special token '[CLS]'"),
+            std::string::npos);
+}
+
+TEST(Vocab, CrlfAndDuplicatesFollowTransformers) {
+  ScratchDir dir;
+  std::string path = dir.write("v.txt", "[UNK]\r\nhello\r\nworld \nhello\n");
+  auto v = Vocab::load(path);
+  EXPECT_EQ(v.size(), 4);
+  EXPECT_EQ(v.token(2), "world ");  // only the line end is stripped
+  EXPECT_EQ(*v.find("hello"), 3);   // the last duplicate wins, as in Python's dict
+  EXPECT_THROW(v.token(4), Error);
+}
+
+TEST(Vocab, SaveLoadRoundTrip) {
+  ScratchDir dir;
+  Vocab v(std::vector<std::string>{"[PAD]", "[UNK]", "中", "##ing"});
+  v.save(dir.file("out.txt"));
+  auto w = Vocab::load(dir.file("out.txt"));
+  EXPECT_EQ(w.tokens(), v.tokens());
+  EXPECT_EQ(w.fingerprint(), v.fingerprint());
+}
+
+}  // namespace
+}  // namespace heed::data
