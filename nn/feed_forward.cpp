@@ -1,0 +1,22 @@
+#include "nn/feed_forward.h"
+
+namespace heed::nn {
+
+FeedForward::FeedForward(const FeedForwardOptions& opts, Generator& init,
+                         std::shared_ptr<Generator> dropout_generator)
+    : options(opts) {
+  in_proj = register_module(
+      opts.in_name, std::make_shared<Linear>(opts.hidden_size, opts.intermediate_size, init, true,
+                                             opts.init_std, opts.dtype, opts.layout));
+  out_proj = register_module(
+      opts.out_name, std::make_shared<Linear>(opts.intermediate_size, opts.hidden_size, init, true,
+                                              opts.output_init_std, opts.dtype, opts.layout));
+  dropout = std::make_shared<Dropout>(opts.dropout, std::move(dropout_generator));
+  register_module("dropout", dropout);
+}
+
+Tensor FeedForward::forward(const Tensor& x) const {
+  return dropout->forward(out_proj->forward(activate(in_proj->forward(x), options.activation)));
+}
+
+}  // namespace heed::nn

@@ -1,0 +1,226 @@
+#include "nn/models/bert.h"
+
+#include "autograd/ops.h"
+#include "nn/positional.h"
+
+namespace heed::nn {
+
+void BertConfig::validate() const {
+  auto positive = [](int64_t v, const char* name) {
+    HEED_CHECK(v > 0, "BertConfig: {} must be positive, got {}", name, v);
+  };
+  positive(vocab_size, "vocab_size");
+  positive(hidden_size, "hidden_size");
+  positive(num_hidden_layers, "num_hidden_layers");
+  positive(num_attention_heads, "num_attention_heads");
+  positive(intermediate_size, "intermediate_size");
+  positive(max_position_embeddings, "max_position_embeddings");
+  positive(type_vocab_size, "type_vocab_size");
+  positive(num_labels, "num_labels");
+  HEED_CHECK(hidden_size % num_attention_heads == 0,
+             "BertConfig: num_attention_heads {} does not divide hidden_size {}",
+             num_attention_heads, hidden_size);
+  for (auto [p, name] : {std::pair{hidden_dropout_prob, "hidden_dropout_prob"},
+                         std::pair{attention_probs_dropout_prob, "attention_probs_dropout_prob"}}) {
+    HEED_CHECK(p >= 0.0 && p < 1.0, "BertConfig: {} must be in [0, 1), got {}", name, p);
+  }
+  HEED_CHECK(position_embedding_type == "absolute" || position_embedding_type == "sinusoidal",
+             "BertConfig: position_embedding_type must be 'absolute' or 'sinusoidal', got '{}'",
+             position_embedding_type);
+  HEED_CHECK(pad_token_id < vocab_size, "BertConfig: pad_token_id {} outside vocab_size {}",
+             pad_token_id, vocab_size);
+  parse_activation(hidden_act);
+}
+
+namespace {
+
+LayerOptions bert_layer_options(const BertConfig& c, DType dtype) {
+  LayerOptions o;
+  o.attention = {.embed_dim = c.hidden_size,
+                 .num_heads = c.num_attention_heads,
+                 .dropout = c.attention_probs_dropout_prob,
+                 .init_std = c.initializer_range,
+                 .output_init_std = c.initializer_range,
+                 .dtype = dtype,
+                 .names = {"self.query", "self.key", "self.value", "output.dense"}};
+  o.feed_forward = {.hidden_size = c.hidden_size,
+                    .intermediate_size = c.intermediate_size,
+                    .activation = parse_activation(c.hidden_act),
+                    .dropout = c.hidden_dropout_prob,
+                    .init_std = c.initializer_range,
+                    .output_init_std = c.initializer_range,
+                    .dtype = dtype,
+                    .in_name = "intermediate.dense",
+                    .out_name = "output.dense"};
+  o.norm_first = false;
+  o.layer_norm_eps = c.layer_norm_eps;
+  o.hidden_dropout = c.hidden_dropout_prob;
+  o.names = {.self_attention = "attention",
+             .self_attention_norm = "attention.output.LayerNorm",
+             .feed_forward = "",
+             .final_norm = "output.LayerNorm"};
+  return o;
+}
+
+// Positions 0..T-1, checked against the table size.
+Tensor position_ids(int64_t T, int64_t max_positions) {
+  HEED_CHECK(T <= max_positions, "sequence of {} tokens is longer than max_position_embeddings {}",
+             T, max_positions);
+  return arange(0, T);
+}
+
+Tensor masked_lm_loss(const Tensor& logits, const Tensor& labels) {
+  const int64_t classes = logits.size(-1);
+  return cross_entropy(logits.reshape({-1, classes}), labels.reshape({-1}));
+}
+
+}  // namespace
+
+BertEmbeddings::BertEmbeddings(const BertConfig& c, Generator& init,
+                               std::shared_ptr<Generator> dropout_gen, DType dtype)
+    : max_positions(c.max_position_embeddings) {
+  word_embeddings = register_module(
+      "word_embeddings", std::make_shared<Embedding>(c.vocab_size, c.hidden_size, init,
+                                                     c.pad_token_id, c.initializer_range, dtype));
+  if (c.position_embedding_type == "absolute") {
+    position_embeddings = register_module(
+        "position_embeddings", std::make_shared<Embedding>(c.max_position_embeddings, c.hidden_size,
+                                                           init, -1, c.initializer_range, dtype));
+  } else {
+    sinusoidal_table = sinusoidal_positions(c.max_position_embeddings, c.hidden_size, dtype);
+  }
+  token_type_embeddings = register_module(
+      "token_type_embeddings", std::make_shared<Embedding>(c.type_vocab_size, c.hidden_size, init,
+                                                           -1, c.initializer_range, dtype));
+  layer_norm = register_module("LayerNorm",
+                               std::make_shared<LayerNorm>(c.hidden_size, c.layer_norm_eps, dtype));
+  dropout = register_module(
+      "dropout", std::make_shared<Dropout>(c.hidden_dropout_prob, std::move(dropout_gen)));
+}
+
+Tensor BertEmbeddings::forward(const Tensor& input_ids, const Tensor& token_type_ids) const {
+  HEED_CHECK(input_ids.dim() == 2, "BERT: input_ids must be [B, T], got {}", input_ids.shape_str());
+  const int64_t T = input_ids.size(1);
+  Tensor positions = position_ids(T, max_positions);
+  Tensor x = word_embeddings->forward(input_ids);
+  x = add(x, position_embeddings ? position_embeddings->forward(positions)
+                                 : sinusoidal_table.slice(0, 0, T));
+  Tensor types = token_type_ids.defined() ? token_type_ids : zeros(input_ids.shape(), DType::i64);
+  x = add(x, token_type_embeddings->forward(types));
+  return dropout->forward(layer_norm->forward(x));
+}
+
+BertModel::BertModel(const BertConfig& c, Generator& init, std::shared_ptr<Generator> dropout_gen,
+                     bool add_pooling_layer, DType dtype)
+    : config(c) {
+  c.validate();
+  embeddings =
+      register_module("embeddings", std::make_shared<BertEmbeddings>(c, init, dropout_gen, dtype));
+  const LayerOptions options = bert_layer_options(c, dtype);
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    layers.push_back(register_module("encoder.layer." + std::to_string(i),
+                                     std::make_shared<EncoderLayer>(options, init, dropout_gen)));
+  }
+  if (add_pooling_layer) {
+    pooler =
+        register_module("pooler.dense", std::make_shared<Linear>(c.hidden_size, c.hidden_size, init,
+                                                                 true, c.initializer_range, dtype));
+  }
+}
+
+Tensor BertModel::forward(const Tensor& input_ids, const Tensor& attention_mask,
+                          const Tensor& token_type_ids, std::vector<Tensor>* attentions) const {
+  Tensor h = embeddings->forward(input_ids, token_type_ids);
+  for (const auto& layer : layers) {
+    Tensor probs;
+    h = layer->forward(h, attention_mask, false, attentions ? &probs : nullptr);
+    if (attentions) attentions->push_back(probs);
+  }
+  return h;
+}
+
+Tensor BertModel::pool(const Tensor& hidden) const {
+  HEED_CHECK(pooler != nullptr, "BERT: this model was built without a pooling layer");
+  return tanh(pooler->forward(hidden.select(1, 0)));
+}
+
+BertForMaskedLM::BertForMaskedLM(const BertConfig& c, uint64_t seed, DType dtype) {
+  config = c;
+  Generator init(seed);
+  dropout_generator = std::make_shared<Generator>(seed + 1);
+  bert = register_module("bert",
+                         std::make_shared<BertModel>(c, init, dropout_generator, false, dtype));
+  transform = register_module("cls.predictions.transform.dense",
+                              std::make_shared<Linear>(c.hidden_size, c.hidden_size, init, true,
+                                                       c.initializer_range, dtype));
+  transform_norm =
+      register_module("cls.predictions.transform.LayerNorm",
+                      std::make_shared<LayerNorm>(c.hidden_size, c.layer_norm_eps, dtype));
+  decoder_bias = register_parameter("cls.predictions.bias", zeros({c.vocab_size}, dtype));
+}
+
+ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
+  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids);
+  h = transform_norm->forward(activate(transform->forward(h), parse_activation(config.hidden_act)));
+  ModelOutputs out;
+  // The decoder is tied to the word embeddings: logits = h E^T + b.
+  out.logits = linear(h, bert->embeddings->word_embeddings->weight, decoder_bias);
+  if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels);
+  return out;
+}
+
+BertForSequenceClassification::BertForSequenceClassification(const BertConfig& c, uint64_t seed,
+                                                             DType dtype) {
+  config = c;
+  Generator init(seed);
+  dropout_generator = std::make_shared<Generator>(seed + 1);
+  bert =
+      register_module("bert", std::make_shared<BertModel>(c, init, dropout_generator, true, dtype));
+  dropout = register_module(
+      "dropout", std::make_shared<Dropout>(c.classifier_dropout.value_or(c.hidden_dropout_prob),
+                                           dropout_generator));
+  classifier =
+      register_module("classifier", std::make_shared<Linear>(c.hidden_size, c.num_labels, init,
+                                                             true, c.initializer_range, dtype));
+}
+
+ModelOutputs BertForSequenceClassification::forward(const ModelInputs& in) const {
+  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids);
+  ModelOutputs out;
+  out.logits = classifier->forward(dropout->forward(bert->pool(h)));
+  if (in.labels.defined()) {
+    if (config.num_labels == 1) {
+      Tensor target = in.labels.reshape({-1, 1}).to(out.logits.dtype());
+      Tensor diff = sub(out.logits, target);
+      out.loss = mean(mul(diff, diff));
+    } else {
+      out.loss = cross_entropy(out.logits, in.labels.reshape({-1}));
+    }
+  }
+  return out;
+}
+
+BertForTokenClassification::BertForTokenClassification(const BertConfig& c, uint64_t seed,
+                                                       DType dtype) {
+  config = c;
+  Generator init(seed);
+  dropout_generator = std::make_shared<Generator>(seed + 1);
+  bert = register_module("bert",
+                         std::make_shared<BertModel>(c, init, dropout_generator, false, dtype));
+  dropout = register_module(
+      "dropout", std::make_shared<Dropout>(c.classifier_dropout.value_or(c.hidden_dropout_prob),
+                                           dropout_generator));
+  classifier =
+      register_module("classifier", std::make_shared<Linear>(c.hidden_size, c.num_labels, init,
+                                                             true, c.initializer_range, dtype));
+}
+
+ModelOutputs BertForTokenClassification::forward(const ModelInputs& in) const {
+  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids);
+  ModelOutputs out;
+  out.logits = classifier->forward(dropout->forward(h));
+  if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels);
+  return out;
+}
+
+}  // namespace heed::nn

@@ -1,0 +1,113 @@
+#pragma once
+// BERT (post-LN encoder) and its heads, laid out as Hugging Face's modeling_bert, so that
+// named_parameters() are the checkpoint's names.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nn/embedding.h"
+#include "nn/layer_norm.h"
+#include "nn/models/model_io.h"
+#include "nn/transformer_layers.h"
+
+namespace heed::nn {
+
+// Field names and defaults are Hugging Face's BertConfig.
+struct BertConfig {
+  int64_t vocab_size = 30522;
+  int64_t hidden_size = 768;
+  int64_t num_hidden_layers = 12;
+  int64_t num_attention_heads = 12;
+  int64_t intermediate_size = 3072;
+  std::string hidden_act = "gelu";
+  double hidden_dropout_prob = 0.1;
+  double attention_probs_dropout_prob = 0.1;
+  int64_t max_position_embeddings = 512;
+  int64_t type_vocab_size = 2;
+  double initializer_range = 0.02;
+  double layer_norm_eps = 1e-12;
+  int64_t pad_token_id = 0;
+  // "absolute" (learned, as BERT) or "sinusoidal" (the fixed table of the original
+  // Transformer; heed's extension, stored as a buffer, not a parameter).
+  std::string position_embedding_type = "absolute";
+  int64_t num_labels = 2;
+  std::optional<double> classifier_dropout;
+  std::vector<std::string> id2label;  // label names, if known
+
+  // Throws naming the field when a value is impossible.
+  void validate() const;
+};
+
+class BertEmbeddings : public Module {
+ public:
+  BertEmbeddings(const BertConfig& config, Generator& init, std::shared_ptr<Generator> dropout_gen,
+                 DType dtype);
+  Tensor forward(const Tensor& input_ids, const Tensor& token_type_ids) const;
+
+  std::shared_ptr<Embedding> word_embeddings, position_embeddings, token_type_embeddings;
+  Tensor sinusoidal_table;  // when position_embedding_type == "sinusoidal"
+  std::shared_ptr<LayerNorm> layer_norm;
+  std::shared_ptr<Dropout> dropout;
+  int64_t max_positions;
+};
+
+class BertModel : public Module {
+ public:
+  BertModel(const BertConfig& config, Generator& init, std::shared_ptr<Generator> dropout_gen,
+            bool add_pooling_layer, DType dtype = DType::f32);
+  // Returns the last hidden states [B, T, H]; `attentions`, if given, receives each layer's
+  // attention probabilities [B, h, T, T].
+  Tensor forward(const Tensor& input_ids, const Tensor& attention_mask = Tensor(),
+                 const Tensor& token_type_ids = Tensor(),
+                 std::vector<Tensor>* attentions = nullptr) const;
+  // tanh(dense(h[:, 0])): the [CLS] summary for sequence classification.
+  Tensor pool(const Tensor& hidden) const;
+
+  BertConfig config;
+  std::shared_ptr<BertEmbeddings> embeddings;
+  std::vector<std::shared_ptr<EncoderLayer>> layers;
+  std::shared_ptr<Linear> pooler;  // null without a pooling layer
+};
+
+// Everything every BERT model shares: the encoder and the dropout generator.
+class BertBase : public Module {
+ public:
+  virtual ModelOutputs forward(const ModelInputs& inputs) const = 0;
+  BertConfig config;
+  std::shared_ptr<Generator> dropout_generator;
+  std::shared_ptr<BertModel> bert;
+};
+
+class BertForMaskedLM : public BertBase {
+ public:
+  BertForMaskedLM(const BertConfig& config, uint64_t seed, DType dtype = DType::f32);
+  // logits [B, T, V]; loss: cross-entropy over labels != -100.
+  ModelOutputs forward(const ModelInputs& inputs) const override;
+
+  std::shared_ptr<Linear> transform;
+  std::shared_ptr<LayerNorm> transform_norm;
+  Tensor decoder_bias;  // cls.predictions.bias; the decoder weight is the word embeddings
+};
+
+class BertForSequenceClassification : public BertBase {
+ public:
+  BertForSequenceClassification(const BertConfig& config, uint64_t seed, DType dtype = DType::f32);
+  // logits [B, num_labels]; loss: cross-entropy (mean squared error if num_labels == 1).
+  ModelOutputs forward(const ModelInputs& inputs) const override;
+
+  std::shared_ptr<Dropout> dropout;
+  std::shared_ptr<Linear> classifier;
+};
+
+class BertForTokenClassification : public BertBase {
+ public:
+  BertForTokenClassification(const BertConfig& config, uint64_t seed, DType dtype = DType::f32);
+  // logits [B, T, num_labels]; loss: cross-entropy over labels != -100.
+  ModelOutputs forward(const ModelInputs& inputs) const override;
+
+  std::shared_ptr<Dropout> dropout;
+  std::shared_ptr<Linear> classifier;
+};
+
+}  // namespace heed::nn

@@ -1,0 +1,166 @@
+#include "nn/models/encoder_decoder.h"
+
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "autograd/random.h"
+
+namespace heed::nn {
+
+void BartConfig::validate() const {
+  for (auto [v, name] : {std::pair{vocab_size, "vocab_size"},
+                         std::pair{max_position_embeddings, "max_position_embeddings"},
+                         std::pair{d_model, "d_model"}, std::pair{encoder_layers, "encoder_layers"},
+                         std::pair{decoder_layers, "decoder_layers"},
+                         std::pair{encoder_attention_heads, "encoder_attention_heads"},
+                         std::pair{decoder_attention_heads, "decoder_attention_heads"},
+                         std::pair{encoder_ffn_dim, "encoder_ffn_dim"},
+                         std::pair{decoder_ffn_dim, "decoder_ffn_dim"}}) {
+    HEED_CHECK(v > 0, "BartConfig: {} must be positive, got {}", name, v);
+  }
+  HEED_CHECK(d_model % encoder_attention_heads == 0 && d_model % decoder_attention_heads == 0,
+             "BartConfig: attention heads ({}, {}) must divide d_model {}", encoder_attention_heads,
+             decoder_attention_heads, d_model);
+  for (auto [p, name] :
+       {std::pair{dropout, "dropout"}, std::pair{attention_dropout, "attention_dropout"},
+        std::pair{activation_dropout, "activation_dropout"}}) {
+    HEED_CHECK(p >= 0.0 && p < 1.0, "BartConfig: {} must be in [0, 1), got {}", name, p);
+  }
+  HEED_CHECK(activation_dropout == 0.0,
+             "BartConfig: activation_dropout is not supported yet (use 0.0)");
+  for (auto [id, name] : {std::pair{pad_token_id, "pad_token_id"},
+                          std::pair{decoder_start_token_id, "decoder_start_token_id"}}) {
+    HEED_CHECK(id >= 0 && id < vocab_size, "BartConfig: {} {} outside vocab_size {}", name, id,
+               vocab_size);
+  }
+  parse_activation(activation_function);
+}
+
+LearnedPositions::LearnedPositions(int64_t n, int64_t dim, Generator& init, double std, DType dtype)
+    : positions(n) {
+  weight = register_parameter("weight", randn({n + kOffset, dim}, init, dtype, 0.0, std));
+}
+
+Tensor LearnedPositions::forward(int64_t length) const {
+  HEED_CHECK(length <= positions,
+             "BART: sequence of {} tokens is longer than max_position_embeddings {}", length,
+             positions);
+  return embedding(weight, arange(kOffset, kOffset + length));
+}
+
+BartStack::BartStack(const BartConfig& c, bool is_decoder,
+                     std::shared_ptr<Embedding> shared_embedding, Generator& init,
+                     std::shared_ptr<Generator> dropout_gen, DType dtype)
+    : config(c), embed_tokens(std::move(shared_embedding)) {
+  // embed_tokens is the model's shared table: registered here too, it is listed once (as
+  // model.shared.weight), exactly as Hugging Face's tied weights are.
+  register_module("embed_tokens", embed_tokens);
+  embed_positions = register_module(
+      "embed_positions", std::make_shared<LearnedPositions>(c.max_position_embeddings, c.d_model,
+                                                            init, c.init_std, dtype));
+  const int64_t heads = is_decoder ? c.decoder_attention_heads : c.encoder_attention_heads;
+  const int64_t ffn = is_decoder ? c.decoder_ffn_dim : c.encoder_ffn_dim;
+  LayerOptions o;
+  o.attention = {.embed_dim = c.d_model,
+                 .num_heads = heads,
+                 .dropout = c.attention_dropout,
+                 .init_std = c.init_std,
+                 .output_init_std = c.init_std,
+                 .dtype = dtype};
+  o.feed_forward = {.hidden_size = c.d_model,
+                    .intermediate_size = ffn,
+                    .activation = parse_activation(c.activation_function),
+                    .dropout = c.dropout,
+                    .init_std = c.init_std,
+                    .output_init_std = c.init_std,
+                    .dtype = dtype};
+  o.norm_first = false;
+  o.layer_norm_eps = 1e-5;  // BART's nn.LayerNorm default
+  o.hidden_dropout = c.dropout;
+  const int64_t n = is_decoder ? c.decoder_layers : c.encoder_layers;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string name = "layers." + std::to_string(i);
+    if (is_decoder) {
+      decoder_layers.push_back(
+          register_module(name, std::make_shared<DecoderLayer>(o, init, dropout_gen)));
+    } else {
+      encoder_layers.push_back(
+          register_module(name, std::make_shared<EncoderLayer>(o, init, dropout_gen)));
+    }
+  }
+  layernorm_embedding =
+      register_module("layernorm_embedding", std::make_shared<LayerNorm>(c.d_model, 1e-5, dtype));
+  dropout =
+      register_module("dropout", std::make_shared<Dropout>(c.dropout, std::move(dropout_gen)));
+}
+
+Tensor BartStack::embed(const Tensor& ids) const {
+  HEED_CHECK(ids.dim() == 2, "BART: ids must be [B, T], got {}", ids.shape_str());
+  Tensor tokens = embed_tokens->forward(ids);
+  if (config.scale_embedding) tokens = mul(tokens, std::sqrt(static_cast<double>(config.d_model)));
+  Tensor x = add(tokens, embed_positions->forward(ids.size(1)));
+  return dropout->forward(layernorm_embedding->forward(x));
+}
+
+EncoderDecoder::EncoderDecoder(const BartConfig& c, uint64_t seed, DType dtype) : config(c) {
+  c.validate();
+  Generator init(seed);
+  dropout_generator = std::make_shared<Generator>(seed + 1);
+  shared = register_module(
+      "model.shared", std::make_shared<Embedding>(c.vocab_size, c.d_model, init, c.pad_token_id,
+                                                  c.init_std, dtype));
+  encoder = register_module("model.encoder", std::make_shared<BartStack>(c, false, shared, init,
+                                                                         dropout_generator, dtype));
+  decoder = register_module("model.decoder", std::make_shared<BartStack>(c, true, shared, init,
+                                                                         dropout_generator, dtype));
+  final_logits_bias = register_buffer("final_logits_bias", zeros({1, c.vocab_size}, dtype));
+}
+
+Tensor EncoderDecoder::encode(const Tensor& input_ids, const Tensor& attention_mask) const {
+  Tensor h = encoder->embed(input_ids);
+  for (const auto& layer : encoder->encoder_layers) h = layer->forward(h, attention_mask);
+  return h;
+}
+
+Tensor EncoderDecoder::decode(const Tensor& decoder_input_ids, const Tensor& memory,
+                              const Tensor& memory_mask,
+                              const Tensor& decoder_attention_mask) const {
+  Tensor h = decoder->embed(decoder_input_ids);
+  for (const auto& layer : decoder->decoder_layers) {
+    h = layer->forward(h, memory, decoder_attention_mask, memory_mask);
+  }
+  return add(linear(h, shared->weight), final_logits_bias);
+}
+
+Tensor EncoderDecoder::shift_tokens_right(const Tensor& labels) const {
+  HEED_CHECK(labels.dim() == 2, "BART: labels must be [B, T], got {}", labels.shape_str());
+  std::vector<int64_t> v = labels.to_vector<int64_t>();
+  const int64_t B = labels.size(0), T = labels.size(1);
+  std::vector<int64_t> shifted(B * T);
+  for (int64_t b = 0; b < B; ++b) {
+    shifted[b * T] = config.decoder_start_token_id;
+    for (int64_t t = 1; t < T; ++t) {
+      const int64_t id = v[b * T + t - 1];
+      shifted[b * T + t] = id == -100 ? config.pad_token_id : id;
+    }
+  }
+  return from_vector<int64_t>(shifted, {B, T});
+}
+
+ModelOutputs EncoderDecoder::forward(const ModelInputs& in) const {
+  Tensor decoder_ids = in.decoder_input_ids;
+  if (!decoder_ids.defined()) {
+    HEED_CHECK(in.labels.defined(), "BART: needs decoder_input_ids or labels");
+    decoder_ids = shift_tokens_right(in.labels);
+  }
+  Tensor memory = encode(in.input_ids, in.attention_mask);
+  ModelOutputs out;
+  out.logits = decode(decoder_ids, memory, in.attention_mask, in.decoder_attention_mask);
+  if (in.labels.defined()) {
+    const int64_t V = out.logits.size(-1);
+    out.loss = cross_entropy(out.logits.reshape({-1, V}), in.labels.reshape({-1}));
+  }
+  return out;
+}
+
+}  // namespace heed::nn

@@ -1,0 +1,88 @@
+#pragma once
+// An encoder-decoder Transformer in the BART layout (post-LN, learned positions offset by 2,
+// layernorm_embedding, shared token embeddings tied to the LM head, final_logits_bias), as
+// Hugging Face's modeling_bart (BartForConditionalGeneration).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/embedding.h"
+#include "nn/layer_norm.h"
+#include "nn/models/model_io.h"
+#include "nn/transformer_layers.h"
+
+namespace heed::nn {
+
+// Field names and defaults are Hugging Face's BartConfig.
+struct BartConfig {
+  int64_t vocab_size = 50265;
+  int64_t max_position_embeddings = 1024;
+  int64_t d_model = 1024;
+  int64_t encoder_layers = 12;
+  int64_t decoder_layers = 12;
+  int64_t encoder_attention_heads = 16;
+  int64_t decoder_attention_heads = 16;
+  int64_t encoder_ffn_dim = 4096;
+  int64_t decoder_ffn_dim = 4096;
+  std::string activation_function = "gelu";
+  double dropout = 0.1;
+  double attention_dropout = 0.0;
+  double activation_dropout = 0.0;
+  double init_std = 0.02;
+  bool scale_embedding = false;
+  int64_t pad_token_id = 1;
+  int64_t bos_token_id = 0;
+  int64_t eos_token_id = 2;
+  int64_t decoder_start_token_id = 2;
+
+  void validate() const;
+};
+
+// BART's learned positions: row p + 2 holds position p (the first two rows are unused).
+class LearnedPositions : public Module {
+ public:
+  static constexpr int64_t kOffset = 2;
+  LearnedPositions(int64_t positions, int64_t dim, Generator& init, double std, DType dtype);
+  Tensor forward(int64_t length) const;  // [T, C]
+  Tensor weight;
+  int64_t positions;
+};
+
+class BartStack : public Module {
+ public:
+  BartStack(const BartConfig& config, bool decoder, std::shared_ptr<Embedding> shared,
+            Generator& init, std::shared_ptr<Generator> dropout_gen, DType dtype);
+  Tensor embed(const Tensor& ids) const;
+
+  BartConfig config;
+  std::shared_ptr<Embedding> embed_tokens;
+  std::shared_ptr<LearnedPositions> embed_positions;
+  std::shared_ptr<LayerNorm> layernorm_embedding;
+  std::shared_ptr<Dropout> dropout;
+  std::vector<std::shared_ptr<EncoderLayer>> encoder_layers;
+  std::vector<std::shared_ptr<DecoderLayer>> decoder_layers;
+};
+
+class EncoderDecoder : public Module {
+ public:
+  EncoderDecoder(const BartConfig& config, uint64_t seed, DType dtype = DType::f32);
+  // The encoder's last hidden states [B, S, C].
+  Tensor encode(const Tensor& input_ids, const Tensor& attention_mask = Tensor()) const;
+  // Decoder logits [B, T, V] for decoder_input_ids attending to `memory`.
+  Tensor decode(const Tensor& decoder_input_ids, const Tensor& memory,
+                const Tensor& memory_mask = Tensor(),
+                const Tensor& decoder_attention_mask = Tensor()) const;
+  // logits [B, T, V]; with labels [B, T] (-100 = ignore) the loss is their cross-entropy.
+  // Without decoder_input_ids, they are the labels shifted right (shift_tokens_right).
+  ModelOutputs forward(const ModelInputs& inputs) const;
+  // [start, labels[:, :-1]] with -100 replaced by the pad id, as Hugging Face builds them.
+  Tensor shift_tokens_right(const Tensor& labels) const;
+
+  BartConfig config;
+  std::shared_ptr<Generator> dropout_generator;
+  std::shared_ptr<Embedding> shared;
+  std::shared_ptr<BartStack> encoder, decoder;
+  Tensor final_logits_bias;  // buffer [1, V]
+};
+
+}  // namespace heed::nn

@@ -1,0 +1,98 @@
+#include "nn/models/gpt.h"
+
+#include <cmath>
+
+#include "autograd/ops.h"
+
+namespace heed::nn {
+
+void GPT2Config::validate() const {
+  for (auto [v, name] :
+       {std::pair{vocab_size, "vocab_size"}, std::pair{n_positions, "n_positions"},
+        std::pair{n_embd, "n_embd"}, std::pair{n_layer, "n_layer"}, std::pair{n_head, "n_head"}}) {
+    HEED_CHECK(v > 0, "GPT2Config: {} must be positive, got {}", name, v);
+  }
+  HEED_CHECK(n_embd % n_head == 0, "GPT2Config: n_head {} does not divide n_embd {}", n_head,
+             n_embd);
+  for (auto [p, name] : {std::pair{resid_pdrop, "resid_pdrop"}, std::pair{embd_pdrop, "embd_pdrop"},
+                         std::pair{attn_pdrop, "attn_pdrop"}}) {
+    HEED_CHECK(p >= 0.0 && p < 1.0, "GPT2Config: {} must be in [0, 1), got {}", name, p);
+  }
+  parse_activation(activation_function);
+}
+
+GPT::GPT(const GPT2Config& c, uint64_t seed, DType dtype) : config(c) {
+  c.validate();
+  Generator init(seed);
+  dropout_generator = std::make_shared<Generator>(seed + 1);
+  // GPT-2 scales the init of each residual branch's output projection by 1/sqrt(2 n_layer).
+  const double proj_std = c.initializer_range / std::sqrt(2.0 * c.n_layer);
+  wte = register_module(
+      "transformer.wte",
+      std::make_shared<Embedding>(c.vocab_size, c.n_embd, init, -1, c.initializer_range, dtype));
+  wpe = register_module(
+      "transformer.wpe",
+      std::make_shared<Embedding>(c.n_positions, c.n_embd, init, -1, c.initializer_range, dtype));
+  drop = register_module("transformer.drop",
+                         std::make_shared<Dropout>(c.embd_pdrop, dropout_generator));
+  LayerOptions o;
+  o.attention = {.embed_dim = c.n_embd,
+                 .num_heads = c.n_head,
+                 .dropout = c.attn_pdrop,
+                 .init_std = c.initializer_range,
+                 .output_init_std = proj_std,
+                 .fused_qkv = true,
+                 .layout = WeightLayout::in_out,
+                 .dtype = dtype,
+                 .names = {.query = "c_attn", .output = "c_proj"}};
+  o.feed_forward = {.hidden_size = c.n_embd,
+                    .intermediate_size = c.inner_size(),
+                    .activation = parse_activation(c.activation_function),
+                    .dropout = c.resid_pdrop,
+                    .init_std = c.initializer_range,
+                    .output_init_std = proj_std,
+                    .layout = WeightLayout::in_out,
+                    .dtype = dtype,
+                    .in_name = "c_fc",
+                    .out_name = "c_proj"};
+  o.norm_first = true;
+  o.layer_norm_eps = c.layer_norm_epsilon;
+  o.hidden_dropout = c.resid_pdrop;
+  o.names = {.self_attention = "attn",
+             .self_attention_norm = "ln_1",
+             .feed_forward = "mlp",
+             .final_norm = "ln_2"};
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    blocks.push_back(register_module("transformer.h." + std::to_string(i),
+                                     std::make_shared<EncoderLayer>(o, init, dropout_generator)));
+  }
+  ln_f = register_module("transformer.ln_f",
+                         std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon, dtype));
+}
+
+Tensor GPT::hidden_states(const Tensor& input_ids, const Tensor& attention_mask) const {
+  HEED_CHECK(input_ids.dim() == 2, "GPT: input_ids must be [B, T], got {}", input_ids.shape_str());
+  const int64_t T = input_ids.size(1);
+  HEED_CHECK(T <= config.n_positions, "GPT: sequence of {} tokens is longer than n_positions {}", T,
+             config.n_positions);
+  Tensor h = drop->forward(add(wte->forward(input_ids), wpe->forward(arange(0, T))));
+  for (const auto& block : blocks) h = block->forward(h, attention_mask, /*causal=*/true);
+  return ln_f->forward(h);
+}
+
+ModelOutputs GPT::forward(const ModelInputs& in) const {
+  Tensor h = hidden_states(in.input_ids, in.attention_mask);
+  ModelOutputs out;
+  out.logits = linear(h, wte->weight);  // the LM head is tied to wte
+  if (in.labels.defined()) {
+    const int64_t B = out.logits.size(0), T = out.logits.size(1), V = out.logits.size(2);
+    HEED_CHECK(in.labels.shape() == Shape({B, T}), "GPT: labels {} must match input_ids [{}, {}]",
+               in.labels.shape_str(), B, T);
+    Tensor logits = out.logits.slice(1, 0, T - 1).reshape({-1, V});
+    Tensor targets = in.labels.slice(1, 1, T).reshape({-1});
+    out.loss = cross_entropy(logits, targets);
+  }
+  return out;
+}
+
+}  // namespace heed::nn

@@ -1,0 +1,54 @@
+#pragma once
+// GPT in the GPT-2 layout (pre-LN blocks, fused c_attn in Conv1D [in, out] layout, final
+// ln_f, LM head tied to the token embeddings), as Hugging Face's modeling_gpt2.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/embedding.h"
+#include "nn/layer_norm.h"
+#include "nn/models/model_io.h"
+#include "nn/transformer_layers.h"
+
+namespace heed::nn {
+
+// Field names and defaults are Hugging Face's GPT2Config.
+struct GPT2Config {
+  int64_t vocab_size = 50257;
+  int64_t n_positions = 1024;
+  int64_t n_embd = 768;
+  int64_t n_layer = 12;
+  int64_t n_head = 12;
+  int64_t n_inner = 0;  // 0 means 4 * n_embd (HF's None)
+  std::string activation_function = "gelu_new";
+  double resid_pdrop = 0.1;
+  double embd_pdrop = 0.1;
+  double attn_pdrop = 0.1;
+  double layer_norm_epsilon = 1e-5;
+  double initializer_range = 0.02;
+  int64_t bos_token_id = 50256;
+  int64_t eos_token_id = 50256;
+
+  int64_t inner_size() const { return n_inner > 0 ? n_inner : 4 * n_embd; }
+  void validate() const;
+};
+
+class GPT : public Module {
+ public:
+  GPT(const GPT2Config& config, uint64_t seed, DType dtype = DType::f32);
+  // logits [B, T, V]. With labels (usually input_ids, -100 on padding), the loss is the
+  // next-token cross-entropy: logits at t against labels at t+1 (the shift happens here,
+  // as in Hugging Face).
+  ModelOutputs forward(const ModelInputs& inputs) const;
+  // The last hidden states after ln_f, [B, T, C].
+  Tensor hidden_states(const Tensor& input_ids, const Tensor& attention_mask = Tensor()) const;
+
+  GPT2Config config;
+  std::shared_ptr<Generator> dropout_generator;
+  std::shared_ptr<Embedding> wte, wpe;
+  std::shared_ptr<Dropout> drop;
+  std::vector<std::shared_ptr<EncoderLayer>> blocks;
+  std::shared_ptr<LayerNorm> ln_f;
+};
+
+}  // namespace heed::nn

@@ -1,0 +1,22 @@
+#pragma once
+// What models take and return. Ids and masks are i64 tensors [B, T]; a mask is 1 for a
+// real token and 0 for padding; labels use -100 for positions that do not count.
+#include "autograd/tensor.h"
+
+namespace heed::nn {
+
+struct ModelInputs {
+  Tensor input_ids;
+  Tensor attention_mask;          // optional
+  Tensor token_type_ids;          // optional (BERT)
+  Tensor labels;                  // optional: the loss is computed when present
+  Tensor decoder_input_ids;       // encoder-decoder only
+  Tensor decoder_attention_mask;  // encoder-decoder only, optional
+};
+
+struct ModelOutputs {
+  Tensor logits;
+  Tensor loss;  // scalar, when labels were given
+};
+
+}  // namespace heed::nn

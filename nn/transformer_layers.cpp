@@ -1,0 +1,79 @@
+#include "nn/transformer_layers.h"
+
+#include "autograd/ops.h"
+
+namespace heed::nn {
+namespace {
+
+std::shared_ptr<LayerNorm> make_norm(const LayerOptions& o) {
+  return std::make_shared<LayerNorm>(o.attention.embed_dim, o.layer_norm_eps, o.attention.dtype);
+}
+
+// One residual block: post-LN computes norm(x + block(x)); pre-LN computes x + block(norm(x)).
+template <typename Block>
+Tensor residual(const Tensor& x, const LayerNorm& norm, bool norm_first, Block block) {
+  if (norm_first) return add(x, block(norm.forward(x)));
+  return norm.forward(add(x, block(x)));
+}
+
+}  // namespace
+
+EncoderLayer::EncoderLayer(const LayerOptions& opts, Generator& init,
+                           std::shared_ptr<Generator> dropout_generator)
+    : options(opts) {
+  attention = register_module(
+      opts.names.self_attention,
+      std::make_shared<MultiHeadAttention>(opts.attention, init, dropout_generator));
+  attention_norm = register_module(opts.names.self_attention_norm, make_norm(opts));
+  feed_forward =
+      register_module(opts.names.feed_forward,
+                      std::make_shared<FeedForward>(opts.feed_forward, init, dropout_generator));
+  final_norm = register_module(opts.names.final_norm, make_norm(opts));
+  dropout =
+      register_module("dropout", std::make_shared<Dropout>(opts.hidden_dropout, dropout_generator));
+}
+
+Tensor EncoderLayer::forward(const Tensor& x, const Tensor& padding_mask, bool causal,
+                             Tensor* attention_probs) const {
+  Tensor h = residual(x, *attention_norm, options.norm_first, [&](const Tensor& in) {
+    AttentionOutput a =
+        attention->forward(in, Tensor(), padding_mask, causal, attention_probs != nullptr);
+    if (attention_probs) *attention_probs = a.probs;
+    return dropout->forward(a.output);
+  });
+  return residual(h, *final_norm, options.norm_first,
+                  [&](const Tensor& in) { return feed_forward->forward(in); });
+}
+
+DecoderLayer::DecoderLayer(const LayerOptions& opts, Generator& init,
+                           std::shared_ptr<Generator> dropout_generator)
+    : options(opts) {
+  self_attention = register_module(
+      opts.names.self_attention,
+      std::make_shared<MultiHeadAttention>(opts.attention, init, dropout_generator));
+  self_attention_norm = register_module(opts.names.self_attention_norm, make_norm(opts));
+  cross_attention = register_module(
+      opts.names.cross_attention,
+      std::make_shared<MultiHeadAttention>(opts.attention, init, dropout_generator));
+  cross_attention_norm = register_module(opts.names.cross_attention_norm, make_norm(opts));
+  feed_forward =
+      register_module(opts.names.feed_forward,
+                      std::make_shared<FeedForward>(opts.feed_forward, init, dropout_generator));
+  final_norm = register_module(opts.names.final_norm, make_norm(opts));
+  dropout =
+      register_module("dropout", std::make_shared<Dropout>(opts.hidden_dropout, dropout_generator));
+}
+
+Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory, const Tensor& self_padding_mask,
+                             const Tensor& memory_mask) const {
+  Tensor h = residual(x, *self_attention_norm, options.norm_first, [&](const Tensor& in) {
+    return dropout->forward(self_attention->forward(in, Tensor(), self_padding_mask, true).output);
+  });
+  h = residual(h, *cross_attention_norm, options.norm_first, [&](const Tensor& in) {
+    return dropout->forward(cross_attention->forward(in, memory, memory_mask, false).output);
+  });
+  return residual(h, *final_norm, options.norm_first,
+                  [&](const Tensor& in) { return feed_forward->forward(in); });
+}
+
+}  // namespace heed::nn

@@ -1,0 +1,67 @@
+#pragma once
+// The layers Transformers stack: an encoder layer (self-attention + feed-forward) and a
+// decoder layer (causal self-attention + cross-attention + feed-forward), each with its
+// LayerNorms after the residual sums (post-LN: BERT, BART) or before each block (pre-LN:
+// GPT-2).
+#include <memory>
+#include <string>
+
+#include "nn/attention.h"
+#include "nn/dropout.h"
+#include "nn/feed_forward.h"
+#include "nn/layer_norm.h"
+
+namespace heed::nn {
+
+// Child names of a layer's parts, so that parameter names match a checkpoint layout.
+struct LayerNames {
+  std::string self_attention = "self_attn";
+  std::string self_attention_norm = "self_attn_layer_norm";
+  std::string cross_attention = "encoder_attn";
+  std::string cross_attention_norm = "encoder_attn_layer_norm";
+  std::string feed_forward = "";  // BART's fc1/fc2 sit directly in the layer
+  std::string final_norm = "final_layer_norm";
+};
+
+struct LayerOptions {
+  AttentionOptions attention;
+  FeedForwardOptions feed_forward;
+  bool norm_first = false;  // pre-LN (GPT-2) instead of post-LN (BERT, BART)
+  double layer_norm_eps = 1e-5;
+  double hidden_dropout = 0.0;  // on each block's output, before the residual sum
+  LayerNames names;
+};
+
+class EncoderLayer : public Module {
+ public:
+  EncoderLayer(const LayerOptions& options, Generator& init,
+               std::shared_ptr<Generator> dropout_generator);
+  // x [B, T, C]; padding_mask [B, T] (1 = token) or undefined; causal for decoder-only stacks.
+  Tensor forward(const Tensor& x, const Tensor& padding_mask = Tensor(), bool causal = false,
+                 Tensor* attention_probs = nullptr) const;
+
+  LayerOptions options;
+  std::shared_ptr<MultiHeadAttention> attention;
+  std::shared_ptr<LayerNorm> attention_norm;
+  std::shared_ptr<FeedForward> feed_forward;
+  std::shared_ptr<LayerNorm> final_norm;
+  std::shared_ptr<Dropout> dropout;
+};
+
+class DecoderLayer : public Module {
+ public:
+  DecoderLayer(const LayerOptions& options, Generator& init,
+               std::shared_ptr<Generator> dropout_generator);
+  // x [B, Tq, C] attends causally to itself and, through cross-attention, to `memory`
+  // [B, Tk, C] (the encoder's output) where memory_mask [B, Tk] is 1.
+  Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& self_padding_mask = Tensor(),
+                 const Tensor& memory_mask = Tensor()) const;
+
+  LayerOptions options;
+  std::shared_ptr<MultiHeadAttention> self_attention, cross_attention;
+  std::shared_ptr<LayerNorm> self_attention_norm, cross_attention_norm, final_norm;
+  std::shared_ptr<FeedForward> feed_forward;
+  std::shared_ptr<Dropout> dropout;
+};
+
+}  // namespace heed::nn
