@@ -24,8 +24,11 @@ void Module::collect(const std::string& prefix, bool buffers, NamedTensors& out,
     seen.push_back(t.impl());
     out.emplace_back(prefix + name, t);
   }
-  for (const auto& [name, child] : children_)
-    child->collect(prefix + name + ".", buffers, out, seen);
+  for (const auto& [name, child] : children_) {
+    // A child registered under an empty name lays its parameters into this module's own
+    // namespace (e.g. FeedForward's `intermediate.dense` directly under a BERT layer).
+    child->collect(name.empty() ? prefix : prefix + name + ".", buffers, out, seen);
+  }
 }
 
 NamedTensors Module::named_parameters() const {

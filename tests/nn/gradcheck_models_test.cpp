@@ -1,0 +1,157 @@
+// Float64 gradient checks of the Transformer layers and of a tiny instance of each model
+// family end to end: from the loss to every parameter.
+#include "autograd/grad_mode.h"
+#include "nn/models/bert.h"
+#include "nn/models/encoder_decoder.h"
+#include "nn/models/gpt.h"
+#include "support/test_util.h"
+
+using namespace heed;
+using namespace heed::nn;
+using heed::testing::expect_gradcheck;
+using heed::testing::param;
+using Inputs = std::vector<Tensor>;
+
+namespace {
+
+Inputs with_parameters(Inputs inputs, const Module& m) {
+  for (const Tensor& p : m.parameters()) inputs.push_back(p);
+  return inputs;
+}
+
+// Parameters at a scale where every path matters (the 0.02 init nearly zeroes attention).
+void spread_parameters(Module& m, uint64_t seed) {
+  Generator g(seed);
+  NoGradGuard no_grad;
+  for (Tensor p : m.parameters()) p.copy_(randn(p.shape(), g, DType::f64, 0.0, 0.4));
+}
+
+LayerOptions tiny_layer(bool norm_first) {
+  LayerOptions o;
+  o.attention = {.embed_dim = 4, .num_heads = 2, .dtype = DType::f64};
+  o.feed_forward = {.hidden_size = 4, .intermediate_size = 6, .dtype = DType::f64};
+  o.norm_first = norm_first;
+  return o;
+}
+
+Tensor ids(const std::vector<int64_t>& v, const Shape& s) { return from_vector<int64_t>(v, s); }
+
+}  // namespace
+
+TEST(Gradcheck, FeedForward) {
+  Generator init(1);
+  FeedForward ff({.hidden_size = 4, .intermediate_size = 6, .dtype = DType::f64}, init,
+                 std::make_shared<Generator>(2));
+  spread_parameters(ff, 3);
+  expect_gradcheck([&](const Inputs& x) { return ff.forward(x[0]); },
+                   with_parameters({param({2, 3, 4}, 4)}, ff));
+}
+
+TEST(Gradcheck, EncoderLayerPostLN) {
+  Generator init(5);
+  EncoderLayer layer(tiny_layer(false), init, std::make_shared<Generator>(6));
+  spread_parameters(layer, 7);
+  Tensor mask = ids({1, 1, 1, 1, 1, 0}, {2, 3});
+  expect_gradcheck([&](const Inputs& x) { return layer.forward(x[0], mask); },
+                   with_parameters({param({2, 3, 4}, 8)}, layer));
+}
+
+TEST(Gradcheck, EncoderLayerPreLNCausal) {
+  Generator init(9);
+  EncoderLayer layer(tiny_layer(true), init, std::make_shared<Generator>(10));
+  spread_parameters(layer, 11);
+  expect_gradcheck([&](const Inputs& x) { return layer.forward(x[0], Tensor(), true); },
+                   with_parameters({param({2, 3, 4}, 12)}, layer));
+}
+
+TEST(Gradcheck, DecoderLayer) {
+  Generator init(13);
+  DecoderLayer layer(tiny_layer(false), init, std::make_shared<Generator>(14));
+  spread_parameters(layer, 15);
+  Tensor memory_mask = ids({1, 1, 1, 1, 1, 1, 0, 0}, {2, 4});
+  expect_gradcheck([&](const Inputs& x) { return layer.forward(x[0], x[1], Tensor(), memory_mask); },
+                   with_parameters({param({2, 3, 4}, 16), param({2, 4, 4}, 17)}, layer));
+}
+
+namespace {
+
+BertConfig tiny_bert() {
+  BertConfig c;
+  c.vocab_size = 7;
+  c.hidden_size = 4;
+  c.num_hidden_layers = 1;
+  c.num_attention_heads = 2;
+  c.intermediate_size = 6;
+  c.max_position_embeddings = 5;
+  c.hidden_dropout_prob = 0.0;
+  c.attention_probs_dropout_prob = 0.0;
+  c.num_labels = 3;
+  return c;
+}
+
+}  // namespace
+
+TEST(Gradcheck, BertForMaskedLMEndToEnd) {
+  BertForMaskedLM model(tiny_bert(), 20, DType::f64);
+  spread_parameters(model, 21);
+  ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
+                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
+                 .token_type_ids = ids({0, 0, 1, 1, 0, 0, 0, 0}, {2, 4}),
+                 .labels = ids({-100, 1, -100, -100, -100, 4, 5, -100}, {2, 4})};
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+}
+
+TEST(Gradcheck, BertForSequenceClassificationEndToEnd) {
+  BertForSequenceClassification model(tiny_bert(), 22, DType::f64);
+  spread_parameters(model, 23);
+  ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
+                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
+                 .labels = ids({2, 0}, {2})};
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+}
+
+TEST(Gradcheck, BertForTokenClassificationEndToEnd) {
+  BertForTokenClassification model(tiny_bert(), 24, DType::f64);
+  spread_parameters(model, 25);
+  ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
+                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
+                 .labels = ids({-100, 1, 2, -100, -100, 0, -100, -100}, {2, 4})};
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+}
+
+TEST(Gradcheck, GPTEndToEnd) {
+  GPT2Config c;
+  c.vocab_size = 7;
+  c.n_positions = 5;
+  c.n_embd = 4;
+  c.n_layer = 1;
+  c.n_head = 2;
+  c.n_inner = 6;
+  c.resid_pdrop = c.embd_pdrop = c.attn_pdrop = 0.0;
+  GPT model(c, 26, DType::f64);
+  spread_parameters(model, 27);
+  ModelInputs in{.input_ids = ids({1, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
+                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
+                 .labels = ids({1, 5, 4, 3, 2, 6, 3, -100}, {2, 4})};
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+}
+
+TEST(Gradcheck, EncoderDecoderEndToEnd) {
+  BartConfig c;
+  c.vocab_size = 7;
+  c.max_position_embeddings = 5;
+  c.d_model = 4;
+  c.encoder_layers = 1;
+  c.decoder_layers = 1;
+  c.encoder_attention_heads = 2;
+  c.decoder_attention_heads = 2;
+  c.encoder_ffn_dim = 6;
+  c.decoder_ffn_dim = 6;
+  c.dropout = 0.0;
+  EncoderDecoder model(c, 28, DType::f64);
+  spread_parameters(model, 29);
+  ModelInputs in{.input_ids = ids({0, 5, 4, 2, 0, 6, 2, 1}, {2, 4}),
+                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
+                 .labels = ids({4, 3, 2, 6, 2, -100}, {2, 3})};
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+}

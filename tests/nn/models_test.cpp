@@ -1,0 +1,179 @@
+// Model structure: Hugging Face parameter names and shapes, tied weights, masks.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "nn/models/bert.h"
+#include "nn/models/encoder_decoder.h"
+#include "nn/models/gpt.h"
+#include "support/test_util.h"
+
+using namespace heed;
+using namespace heed::nn;
+
+namespace {
+
+std::map<std::string, Shape> shapes(const Module& m) {
+  std::map<std::string, Shape> out;
+  for (auto& [name, t] : m.named_parameters()) out[name] = t.shape();
+  return out;
+}
+
+BertConfig small_bert() {
+  BertConfig c;
+  c.vocab_size = 50;
+  c.hidden_size = 32;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.intermediate_size = 64;
+  c.max_position_embeddings = 16;
+  c.num_labels = 3;
+  return c;
+}
+
+}  // namespace
+
+TEST(Models, BertForMaskedLMHasHuggingFaceNamesAndTiedDecoder) {
+  BertForMaskedLM model(small_bert(), 1);
+  auto s = shapes(model);
+  EXPECT_EQ(s.at("bert.embeddings.word_embeddings.weight"), (Shape{50, 32}));
+  EXPECT_EQ(s.at("bert.embeddings.position_embeddings.weight"), (Shape{16, 32}));
+  EXPECT_EQ(s.at("bert.embeddings.token_type_embeddings.weight"), (Shape{2, 32}));
+  EXPECT_EQ(s.at("bert.embeddings.LayerNorm.weight"), (Shape{32}));
+  EXPECT_EQ(s.at("bert.encoder.layer.1.attention.self.query.weight"), (Shape{32, 32}));
+  EXPECT_EQ(s.at("bert.encoder.layer.1.attention.output.dense.bias"), (Shape{32}));
+  EXPECT_EQ(s.at("bert.encoder.layer.1.attention.output.LayerNorm.bias"), (Shape{32}));
+  EXPECT_EQ(s.at("bert.encoder.layer.0.intermediate.dense.weight"), (Shape{64, 32}));
+  EXPECT_EQ(s.at("bert.encoder.layer.0.output.dense.weight"), (Shape{32, 64}));
+  EXPECT_EQ(s.at("bert.encoder.layer.0.output.LayerNorm.weight"), (Shape{32}));
+  EXPECT_EQ(s.at("cls.predictions.transform.dense.weight"), (Shape{32, 32}));
+  EXPECT_EQ(s.at("cls.predictions.transform.LayerNorm.weight"), (Shape{32}));
+  EXPECT_EQ(s.at("cls.predictions.bias"), (Shape{50}));
+  EXPECT_EQ(s.count("bert.pooler.dense.weight"), 0u);
+  EXPECT_EQ(s.size(), 5u + 2 * 16 + 5);  // embeddings, 2 layers of 16, the MLM head
+  // No parameter name carries a stray dot or a `dropout` part.
+  for (auto& [name, shape] : s) {
+    EXPECT_EQ(name.find(".."), std::string::npos) << name;
+    EXPECT_EQ(name.find("dropout"), std::string::npos) << name;
+  }
+}
+
+TEST(Models, BertClassifierHasPoolerAndClassifier) {
+  BertForSequenceClassification model(small_bert(), 2);
+  auto s = shapes(model);
+  EXPECT_EQ(s.at("bert.pooler.dense.weight"), (Shape{32, 32}));
+  EXPECT_EQ(s.at("classifier.weight"), (Shape{3, 32}));
+  ModelInputs in{.input_ids = from_vector<int64_t>({2, 7, 9, 3, 2, 8, 3, 0}, {2, 4})};
+  EXPECT_EQ(model.forward(in).logits.shape(), (Shape{2, 3}));
+}
+
+TEST(Models, GPTHasGPT2NamesAndConv1DLayout) {
+  GPT2Config c;
+  c.vocab_size = 56;
+  c.n_positions = 16;
+  c.n_embd = 32;
+  c.n_layer = 2;
+  c.n_head = 4;
+  GPT model(c, 3);
+  auto s = shapes(model);
+  EXPECT_EQ(s.at("transformer.wte.weight"), (Shape{56, 32}));
+  EXPECT_EQ(s.at("transformer.wpe.weight"), (Shape{16, 32}));
+  EXPECT_EQ(s.at("transformer.h.0.ln_1.weight"), (Shape{32}));
+  EXPECT_EQ(s.at("transformer.h.0.attn.c_attn.weight"), (Shape{32, 96}));
+  EXPECT_EQ(s.at("transformer.h.0.attn.c_attn.bias"), (Shape{96}));
+  EXPECT_EQ(s.at("transformer.h.1.attn.c_proj.weight"), (Shape{32, 32}));
+  EXPECT_EQ(s.at("transformer.h.1.mlp.c_fc.weight"), (Shape{32, 128}));
+  EXPECT_EQ(s.at("transformer.h.1.mlp.c_proj.weight"), (Shape{128, 32}));
+  EXPECT_EQ(s.at("transformer.ln_f.bias"), (Shape{32}));
+  EXPECT_EQ(s.size(), 2u + 2 * 12 + 2);
+}
+
+TEST(Models, GPTInitScalesResidualProjections) {
+  GPT2Config c;
+  c.vocab_size = 64;
+  c.n_embd = 128;
+  c.n_layer = 8;
+  c.n_head = 4;
+  c.n_positions = 16;
+  GPT model(c, 4);
+  auto std_of = [](const Tensor& t) {
+    std::vector<float> v = t.to_vector<float>();
+    double s = 0;
+    for (float x : v) s += x * x;
+    return std::sqrt(s / v.size());
+  };
+  const double expected = 0.02 / std::sqrt(16.0);
+  EXPECT_NEAR(std_of(model.blocks[0]->attention->out_proj->weight), expected, expected * 0.05);
+  EXPECT_NEAR(std_of(model.blocks[0]->feed_forward->out_proj->weight), expected, expected * 0.05);
+  EXPECT_NEAR(std_of(model.blocks[0]->feed_forward->in_proj->weight), 0.02, 0.02 * 0.05);
+}
+
+TEST(Models, EncoderDecoderHasBartNamesSharedEmbeddingsAndFinalLogitsBias) {
+  BartConfig c;
+  c.vocab_size = 48;
+  c.max_position_embeddings = 16;
+  c.d_model = 16;
+  c.encoder_layers = 2;
+  c.decoder_layers = 2;
+  c.encoder_attention_heads = 2;
+  c.decoder_attention_heads = 4;
+  c.encoder_ffn_dim = 64;
+  c.decoder_ffn_dim = 64;
+  EncoderDecoder model(c, 5);
+  auto s = shapes(model);
+  EXPECT_EQ(s.at("model.shared.weight"), (Shape{48, 16}));
+  EXPECT_EQ(s.count("model.encoder.embed_tokens.weight"), 0u);  // tied: listed once
+  EXPECT_EQ(s.at("model.encoder.embed_positions.weight"), (Shape{18, 16}));
+  EXPECT_EQ(s.at("model.decoder.layernorm_embedding.weight"), (Shape{16}));
+  EXPECT_EQ(s.at("model.encoder.layers.1.self_attn.q_proj.weight"), (Shape{16, 16}));
+  EXPECT_EQ(s.at("model.encoder.layers.1.fc1.weight"), (Shape{64, 16}));
+  EXPECT_EQ(s.at("model.encoder.layers.1.final_layer_norm.weight"), (Shape{16}));
+  EXPECT_EQ(s.at("model.decoder.layers.0.encoder_attn.out_proj.weight"), (Shape{16, 16}));
+  EXPECT_EQ(s.at("model.decoder.layers.0.encoder_attn_layer_norm.bias"), (Shape{16}));
+  EXPECT_EQ(s.count("final_logits_bias"), 0u);  // a buffer, not a parameter
+  EXPECT_EQ(model.named_buffers().at(0).first, "final_logits_bias");
+  Tensor shifted = model.shift_tokens_right(from_vector<int64_t>({5, 6, 2, 7, 2, -100}, {2, 3}));
+  EXPECT_EQ(shifted.to_vector<int64_t>(), (std::vector<int64_t>{2, 5, 6, 2, 7, 2}));
+}
+
+TEST(Models, GPTIsCausalAndIgnoresPaddedPositions) {
+  GPT2Config c;
+  c.vocab_size = 20;
+  c.n_positions = 8;
+  c.n_embd = 16;
+  c.n_layer = 2;
+  c.n_head = 2;
+  GPT model(c, 6);
+  model.eval();
+  Tensor a = from_vector<int64_t>({1, 2, 3, 4, 5}, {1, 5});
+  Tensor b = from_vector<int64_t>({1, 2, 3, 9, 9}, {1, 5});
+  std::vector<float> la = model.forward({.input_ids = a}).logits.to_vector<float>();
+  std::vector<float> lb = model.forward({.input_ids = b}).logits.to_vector<float>();
+  for (int i = 0; i < 3 * 20; ++i) EXPECT_EQ(la[i], lb[i]);
+}
+
+TEST(Models, SequenceLongerThanPositionsIsAClearError) {
+  BertForMaskedLM model(small_bert(), 7);
+  Tensor too_long = zeros({1, 17}, DType::i64);
+  try {
+    model.forward({.input_ids = too_long});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("17 tokens is longer than max_position_embeddings 16"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Models, BadConfigNamesTheField) {
+  BertConfig c = small_bert();
+  c.num_attention_heads = 5;
+  try {
+    BertForMaskedLM model(c, 8);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("num_attention_heads 5 does not divide hidden_size 32"),
+              std::string::npos)
+        << e.what();
+  }
+}
