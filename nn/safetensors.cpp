@@ -126,7 +126,7 @@ std::string errno_text() {
 
 struct PlannedTensor {
   const std::string* name;
-  Tensor data;  // contiguous
+  Tensor tensor;  // any layout; made contiguous only while it is written
   std::string_view dtype;
   uint64_t begin;
   uint64_t end;
@@ -156,9 +156,8 @@ void check_names(const std::string& path,
 std::vector<PlannedTensor> plan_layout(const std::vector<std::pair<std::string, Tensor>>& tensors) {
   std::vector<PlannedTensor> plan;
   plan.reserve(tensors.size());
-  NoGradGuard no_grad;  // writing a copy of a parameter must not record a graph
   for (const auto& [name, tensor] : tensors) {
-    plan.push_back({&name, tensor.contiguous(), file_dtype_of(tensor.dtype()), 0, 0});
+    plan.push_back({&name, tensor, file_dtype_of(tensor.dtype()), 0, 0});
   }
   std::sort(plan.begin(), plan.end(), [](const PlannedTensor& a, const PlannedTensor& b) {
     const size_t rank_a = *file_dtype_rank(a.dtype);
@@ -169,7 +168,7 @@ std::vector<PlannedTensor> plan_layout(const std::vector<std::pair<std::string, 
   uint64_t offset = 0;
   for (PlannedTensor& t : plan) {
     t.begin = offset;
-    offset += static_cast<uint64_t>(t.data.numel()) * dtype_size(t.data.dtype());
+    offset += static_cast<uint64_t>(t.tensor.numel()) * dtype_size(t.tensor.dtype());
     t.end = offset;
   }
   return plan;
@@ -184,7 +183,7 @@ std::string build_header(const std::vector<PlannedTensor>& plan,
   for (const PlannedTensor& t : plan) {
     nlohmann::ordered_json entry;
     entry["dtype"] = t.dtype;
-    entry["shape"] = t.data.shape();
+    entry["shape"] = t.tensor.shape();
     entry["data_offsets"] = {t.begin, t.end};
     header[*t.name] = std::move(entry);
   }
@@ -396,6 +395,8 @@ uint64_t expected_bytes(const std::string& path, const std::string& name,
   bool overflow = false;
   for (int64_t dim : info.shape) {
     overflow = overflow || __builtin_mul_overflow(numel, static_cast<uint64_t>(dim), &numel);
+    // heed counts elements in int64, so every partial product must fit one.
+    overflow = overflow || numel > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   }
   uint64_t bits = 0;
   const uint64_t bits_per_element = kFileDtypes[*file_dtype_rank(info.dtype)].bits;
@@ -477,7 +478,11 @@ void save_safetensors(const std::string& path,
   TempFile file(path);
   file.write(&header_length, 8);
   file.write(header.data(), header.size());
-  for (const PlannedTensor& t : plan) file.write(t.data.raw_data(), t.end - t.begin);
+  for (const PlannedTensor& t : plan) {
+    NoGradGuard no_grad;  // copying a parameter's view to disk must not record a graph
+    const Tensor row_major = t.tensor.contiguous();
+    file.write(row_major.raw_data(), t.end - t.begin);
+  }
   file.commit();
 }
 

@@ -483,6 +483,12 @@ TEST(Safetensors, RejectsAShapeWhoseSizeOverflows) {
           R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]}})",
           ""),
       {"tensor 'a': shape [4294967296, 4294967296] of F32 overflows"});
+  // Empty, yet its partial element count 2^63 does not fit heed's int64 counts.
+  expect_rejected(
+      file_with_header(
+          R"({"a": {"dtype": "U8", "shape": [4611686018427387904, 2, 0], "data_offsets": [0, 0]}})",
+          ""),
+      {"tensor 'a': shape [4611686018427387904, 2, 0] of U8 overflows"});
 }
 
 TEST(Safetensors, RejectsASubByteDtypeThatEndsMidByte) {
