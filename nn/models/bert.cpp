@@ -1,6 +1,7 @@
 #include "nn/models/bert.h"
 
 #include "autograd/ops.h"
+#include "nn/models/config_json.h"
 #include "nn/positional.h"
 
 namespace heed::nn {
@@ -75,6 +76,24 @@ Tensor masked_lm_loss(const Tensor& logits, const Tensor& labels) {
 }
 
 }  // namespace
+
+nlohmann::json BertBase::config_json() const {
+  nlohmann::json j = to_json(config);
+  j["architectures"] = {architecture()};
+  return j;
+}
+
+bool BertBase::ignores_checkpoint_name(const std::string& name) const {
+  // position_ids is a buffer of old checkpoints; the decoder weight is the tied word
+  // embedding table; seq_relationship is the next-sentence head of BertForPreTraining.
+  return name == "bert.embeddings.position_ids" || name == "embeddings.position_ids" ||
+         name == "cls.predictions.decoder.weight" || name.rfind("cls.seq_relationship.", 0) == 0;
+}
+
+std::string BertBase::canonical_checkpoint_name(const std::string& name) const {
+  if (name == "cls.predictions.decoder.bias") return "cls.predictions.bias";  // an alias
+  return PretrainedModel::canonical_checkpoint_name(name);
+}
 
 BertEmbeddings::BertEmbeddings(const BertConfig& c, Generator& init,
                                std::shared_ptr<Generator> dropout_gen, DType dtype)

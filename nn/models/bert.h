@@ -9,6 +9,7 @@
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
 #include "nn/models/model_io.h"
+#include "nn/models/pretrained.h"
 #include "nn/transformer_layers.h"
 
 namespace heed::nn {
@@ -70,12 +71,16 @@ class BertModel : public Module {
   std::shared_ptr<Linear> pooler;  // null without a pooling layer
 };
 
-// Everything every BERT model shares: the encoder and the dropout generator.
-class BertBase : public Module {
+// Everything every BERT model shares: the encoder and its checkpoint conventions.
+class BertBase : public PretrainedModel {
  public:
-  virtual ModelOutputs forward(const ModelInputs& inputs) const = 0;
+  std::string model_type() const override { return "bert"; }
+  nlohmann::json config_json() const override;
+  std::string base_prefix() const override { return "bert."; }
+  bool ignores_checkpoint_name(const std::string& name) const override;
+  std::string canonical_checkpoint_name(const std::string& name) const override;
+
   BertConfig config;
-  std::shared_ptr<Generator> dropout_generator;
   std::shared_ptr<BertModel> bert;
 };
 
@@ -84,6 +89,7 @@ class BertForMaskedLM : public BertBase {
   BertForMaskedLM(const BertConfig& config, uint64_t seed, DType dtype = DType::f32);
   // logits [B, T, V]; loss: cross-entropy over labels != -100.
   ModelOutputs forward(const ModelInputs& inputs) const override;
+  std::string architecture() const override { return "BertForMaskedLM"; }
 
   std::shared_ptr<Linear> transform;
   std::shared_ptr<LayerNorm> transform_norm;
@@ -95,6 +101,7 @@ class BertForSequenceClassification : public BertBase {
   BertForSequenceClassification(const BertConfig& config, uint64_t seed, DType dtype = DType::f32);
   // logits [B, num_labels]; loss: cross-entropy (mean squared error if num_labels == 1).
   ModelOutputs forward(const ModelInputs& inputs) const override;
+  std::string architecture() const override { return "BertForSequenceClassification"; }
 
   std::shared_ptr<Dropout> dropout;
   std::shared_ptr<Linear> classifier;
@@ -105,6 +112,7 @@ class BertForTokenClassification : public BertBase {
   BertForTokenClassification(const BertConfig& config, uint64_t seed, DType dtype = DType::f32);
   // logits [B, T, num_labels]; loss: cross-entropy over labels != -100.
   ModelOutputs forward(const ModelInputs& inputs) const override;
+  std::string architecture() const override { return "BertForTokenClassification"; }
 
   std::shared_ptr<Dropout> dropout;
   std::shared_ptr<Linear> classifier;

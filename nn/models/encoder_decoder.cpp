@@ -4,6 +4,7 @@
 
 #include "autograd/ops.h"
 #include "autograd/random.h"
+#include "nn/models/config_json.h"
 
 namespace heed::nn {
 
@@ -100,6 +101,18 @@ Tensor BartStack::embed(const Tensor& ids) const {
   if (config.scale_embedding) tokens = mul(tokens, std::sqrt(static_cast<double>(config.d_model)));
   Tensor x = add(tokens, embed_positions->forward(ids.size(1)));
   return dropout->forward(layernorm_embedding->forward(x));
+}
+
+nlohmann::json EncoderDecoder::config_json() const {
+  nlohmann::json j = to_json(config);
+  j["architectures"] = {architecture()};
+  return j;
+}
+
+bool EncoderDecoder::ignores_checkpoint_name(const std::string& name) const {
+  // Tied copies of model.shared.weight.
+  return name == "model.encoder.embed_tokens.weight" ||
+         name == "model.decoder.embed_tokens.weight" || name == "lm_head.weight";
 }
 
 EncoderDecoder::EncoderDecoder(const BartConfig& c, uint64_t seed, DType dtype) : config(c) {

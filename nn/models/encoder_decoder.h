@@ -9,6 +9,7 @@
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
 #include "nn/models/model_io.h"
+#include "nn/models/pretrained.h"
 #include "nn/transformer_layers.h"
 
 namespace heed::nn {
@@ -63,9 +64,13 @@ class BartStack : public Module {
   std::vector<std::shared_ptr<DecoderLayer>> decoder_layers;
 };
 
-class EncoderDecoder : public Module {
+class EncoderDecoder : public PretrainedModel {
  public:
   EncoderDecoder(const BartConfig& config, uint64_t seed, DType dtype = DType::f32);
+  std::string model_type() const override { return "bart"; }
+  std::string architecture() const override { return "BartForConditionalGeneration"; }
+  nlohmann::json config_json() const override;
+  bool ignores_checkpoint_name(const std::string& name) const override;
   // The encoder's last hidden states [B, S, C].
   Tensor encode(const Tensor& input_ids, const Tensor& attention_mask = Tensor()) const;
   // Decoder logits [B, T, V] for decoder_input_ids attending to `memory`.
@@ -74,12 +79,11 @@ class EncoderDecoder : public Module {
                 const Tensor& decoder_attention_mask = Tensor()) const;
   // logits [B, T, V]; with labels [B, T] (-100 = ignore) the loss is their cross-entropy.
   // Without decoder_input_ids, they are the labels shifted right (shift_tokens_right).
-  ModelOutputs forward(const ModelInputs& inputs) const;
+  ModelOutputs forward(const ModelInputs& inputs) const override;
   // [start, labels[:, :-1]] with -100 replaced by the pad id, as Hugging Face builds them.
   Tensor shift_tokens_right(const Tensor& labels) const;
 
   BartConfig config;
-  std::shared_ptr<Generator> dropout_generator;
   std::shared_ptr<Embedding> shared;
   std::shared_ptr<BartStack> encoder, decoder;
   Tensor final_logits_bias;  // buffer [1, V]

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/ops.h"
+#include "nn/models/config_json.h"
 
 namespace heed::nn {
 
@@ -19,6 +20,22 @@ void GPT2Config::validate() const {
     HEED_CHECK(p >= 0.0 && p < 1.0, "GPT2Config: {} must be in [0, 1), got {}", name, p);
   }
   parse_activation(activation_function);
+}
+
+nlohmann::json GPT::config_json() const {
+  nlohmann::json j = to_json(config);
+  j["architectures"] = {architecture()};
+  return j;
+}
+
+bool GPT::ignores_checkpoint_name(const std::string& name) const {
+  // attn.bias / attn.masked_bias are the causal-mask buffers of older checkpoints;
+  // lm_head.weight is the tied token embedding table.
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return name == "lm_head.weight" || ends_with(".attn.bias") || ends_with(".attn.masked_bias");
 }
 
 GPT::GPT(const GPT2Config& c, uint64_t seed, DType dtype) : config(c) {

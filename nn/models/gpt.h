@@ -8,6 +8,7 @@
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
 #include "nn/models/model_io.h"
+#include "nn/models/pretrained.h"
 #include "nn/transformer_layers.h"
 
 namespace heed::nn {
@@ -33,18 +34,22 @@ struct GPT2Config {
   void validate() const;
 };
 
-class GPT : public Module {
+class GPT : public PretrainedModel {
  public:
   GPT(const GPT2Config& config, uint64_t seed, DType dtype = DType::f32);
+  std::string model_type() const override { return "gpt2"; }
+  std::string architecture() const override { return "GPT2LMHeadModel"; }
+  nlohmann::json config_json() const override;
+  std::string base_prefix() const override { return "transformer."; }
+  bool ignores_checkpoint_name(const std::string& name) const override;
   // logits [B, T, V]. With labels (usually input_ids, -100 on padding), the loss is the
   // next-token cross-entropy: logits at t against labels at t+1 (the shift happens here,
   // as in Hugging Face).
-  ModelOutputs forward(const ModelInputs& inputs) const;
+  ModelOutputs forward(const ModelInputs& inputs) const override;
   // The last hidden states after ln_f, [B, T, C].
   Tensor hidden_states(const Tensor& input_ids, const Tensor& attention_mask = Tensor()) const;
 
   GPT2Config config;
-  std::shared_ptr<Generator> dropout_generator;
   std::shared_ptr<Embedding> wte, wpe;
   std::shared_ptr<Dropout> drop;
   std::vector<std::shared_ptr<EncoderLayer>> blocks;

@@ -1,0 +1,20 @@
+#pragma once
+// Model configs to and from Hugging Face config.json. Readers take the fields heed uses,
+// keep the defaults for absent ones, and ignore the many fields that do not affect the
+// architecture (so a config written by transformers loads).
+#include <nlohmann/json.hpp>
+
+#include "nn/models/bert.h"
+#include "nn/models/encoder_decoder.h"
+#include "nn/models/gpt.h"
+
+namespace heed::nn {
+
+nlohmann::json to_json(const BertConfig& c);
+nlohmann::json to_json(const GPT2Config& c);
+nlohmann::json to_json(const BartConfig& c);
+BertConfig bert_config_from_json(const nlohmann::json& j);
+GPT2Config gpt2_config_from_json(const nlohmann::json& j);
+BartConfig bart_config_from_json(const nlohmann::json& j);
+
+}  // namespace heed::nn

@@ -1,0 +1,137 @@
+#include "nn/pretrained_io.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "autograd/grad_mode.h"
+#include "nn/models/bert.h"
+#include "nn/models/config_json.h"
+#include "nn/models/encoder_decoder.h"
+#include "nn/models/gpt.h"
+
+namespace heed::nn {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string join_first(const std::vector<std::string>& names, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < n; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > n) out += fmt::format(", ... ({} in all)", names.size());
+  return out;
+}
+
+}  // namespace
+
+LoadReport load_weights(PretrainedModel& model, const SafetensorsFile& file,
+                        const LoadOptions& options) {
+  std::map<std::string, Tensor> targets;
+  for (auto& [name, t] : model.named_parameters()) targets[name] = t;
+  for (auto& [name, t] : model.named_buffers()) targets[name] = t;
+  const std::string prefix = model.base_prefix();
+
+  LoadReport report;
+  std::map<std::string, std::string> source_of;  // model name -> checkpoint name
+  for (const std::string& raw : file.names()) {
+    if (options.filter && !options.filter(raw)) continue;
+    if (model.ignores_checkpoint_name(raw)) continue;
+    const std::string name = model.canonical_checkpoint_name(raw);
+    std::string target;
+    if (targets.count(name)) {
+      target = name;
+    } else if (!prefix.empty() && targets.count(prefix + name)) {
+      target = prefix + name;
+    } else if (!prefix.empty() && model.ignores_checkpoint_name(prefix + name)) {
+      continue;
+    } else {
+      report.unexpected.push_back(raw);
+      continue;
+    }
+    HEED_CHECK(!source_of.count(target), "{}: tensors '{}' and '{}' both map to '{}'", file.path(),
+               source_of[target], raw, target);
+    source_of[target] = raw;
+  }
+  for (auto& [name, t] : targets) {
+    if (!source_of.count(name)) report.missing.push_back(name);
+  }
+  if (options.strict && (!report.missing.empty() || !report.unexpected.empty())) {
+    fail("{}: checkpoint does not match {}: missing [{}]; unexpected [{}]", file.path(),
+         model.architecture(), join_first(report.missing, 4), join_first(report.unexpected, 4));
+  }
+  NoGradGuard no_grad;
+  for (auto& [target, raw] : source_of) {
+    Tensor& dst = targets[target];
+    const SafetensorsTensorInfo& info = file.info(raw);
+    HEED_CHECK(info.shape == dst.shape(),
+               "{}: parameter '{}' has shape {} in the checkpoint but {} in the model ({})",
+               file.path(), target, shape_str(info.shape), dst.shape_str(), model.architecture());
+    dst.copy_(file.get(raw));
+    report.loaded.push_back(target);
+  }
+  return report;
+}
+
+void save_pretrained(const PretrainedModel& model, const std::string& dir) {
+  fs::create_directories(dir);
+  nlohmann::json config = model.config_json();
+  config["torch_dtype"] = "float32";
+  {
+    std::ofstream out(fs::path(dir) / "config.json");
+    out << config.dump(2) << "\n";
+    HEED_CHECK(out.good(), "save_pretrained: cannot write {}/config.json", dir);
+  }
+  NamedTensors tensors = model.named_parameters();
+  for (auto& named : model.named_buffers()) tensors.push_back(named);
+  save_safetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
+}
+
+nlohmann::json read_model_config(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "config.json";
+  std::ifstream in(path);
+  HEED_CHECK(in.good(), "{}: cannot open (is '{}' a model directory?)", path.string(), dir);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: not valid JSON: {}", path.string(), e.what());
+  }
+}
+
+std::shared_ptr<PretrainedModel> model_from_config(const nlohmann::json& config, uint64_t seed,
+                                                   DType dtype) {
+  std::string arch;
+  if (auto it = config.find("architectures");
+      it != config.end() && it->is_array() && !it->empty()) {
+    arch = (*it)[0].get<std::string>();
+  }
+  const std::string type = config.value("model_type", "");
+  if (arch == "BertForMaskedLM" || (arch.empty() && type == "bert")) {
+    return std::make_shared<BertForMaskedLM>(bert_config_from_json(config), seed, dtype);
+  }
+  if (arch == "BertForSequenceClassification") {
+    return std::make_shared<BertForSequenceClassification>(bert_config_from_json(config), seed,
+                                                           dtype);
+  }
+  if (arch == "BertForTokenClassification") {
+    return std::make_shared<BertForTokenClassification>(bert_config_from_json(config), seed, dtype);
+  }
+  if (arch == "GPT2LMHeadModel" || (arch.empty() && type == "gpt2")) {
+    return std::make_shared<GPT>(gpt2_config_from_json(config), seed, dtype);
+  }
+  if (arch == "BartForConditionalGeneration" || (arch.empty() && type == "bart")) {
+    return std::make_shared<EncoderDecoder>(bart_config_from_json(config), seed, dtype);
+  }
+  fail(
+      "config.json: unsupported architecture '{}' (model_type '{}'); heed has BertForMaskedLM, "
+      "BertForSequenceClassification, BertForTokenClassification, GPT2LMHeadModel and "
+      "BartForConditionalGeneration",
+      arch, type);
+}
+
+std::shared_ptr<PretrainedModel> from_pretrained(const std::string& dir, DType dtype) {
+  std::shared_ptr<PretrainedModel> model = model_from_config(read_model_config(dir), 0, dtype);
+  load_weights(*model, SafetensorsFile((fs::path(dir) / "model.safetensors").string()));
+  return model;
+}
+
+}  // namespace heed::nn
