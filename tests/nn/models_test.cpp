@@ -177,3 +177,20 @@ TEST(Models, BadConfigNamesTheField) {
         << e.what();
   }
 }
+
+TEST(Models, SinusoidalPositionsAreAFixedTableNotAParameter) {
+  BertConfig c = small_bert();
+  c.position_embedding_type = "sinusoidal";
+  BertForMaskedLM model(c, 9);
+  auto s = shapes(model);
+  EXPECT_EQ(s.count("bert.embeddings.position_embeddings.weight"), 0u);
+  Tensor table = model.bert->embeddings->sinusoidal_table;
+  ASSERT_EQ(table.shape(), (Shape{16, 32}));
+  std::vector<float> v = table.to_vector<float>();
+  // Row 0: sin(0) = 0, cos(0) = 1; row 3, column 2: sin(3 / 10000^(2/32)).
+  EXPECT_FLOAT_EQ(v[0], 0.0f);
+  EXPECT_FLOAT_EQ(v[1], 1.0f);
+  EXPECT_NEAR(v[3 * 32 + 2], std::sin(3.0 / std::pow(10000.0, 2.0 / 32)), 1e-6);
+  ModelInputs in{.input_ids = from_vector<int64_t>({2, 7, 9, 3}, {1, 4})};
+  EXPECT_EQ(model.forward(in).logits.shape(), (Shape{1, 4, 50}));
+}
