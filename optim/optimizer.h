@@ -69,7 +69,8 @@ class Optimizer {
 
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
-  // The state of a parameter by name; null before its first update.
+  // The state of a parameter by name; null before its first update. Throws for a name this
+  // optimizer does not have.
   const ParamState* state(const std::string& param_name) const;
 
   // Writes the state to a safetensors file: each state tensor as "<param name>.<slot>"

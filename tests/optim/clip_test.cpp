@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "optim/adamw.h"
+#include "optim/param_groups.h"
 #include "optim_test_util.h"
 
 namespace heed::optim {
@@ -35,6 +37,15 @@ TEST(ClipGradNorm, ScalesByMaxNormOverTotalPlusEpsilon) {
   EXPECT_EQ(b.grad().to_vector<double>(), std::vector<double>{12.0 * coef});
   // The clipped norm is max_norm, less the epsilon's share.
   EXPECT_NEAR(grad_norm({a, b}), 6.5, 1e-6);
+}
+
+TEST(ClipGradNorm, OverAnOptimizersParameters) {
+  Tensor a = leaf<float>({0, 0}, {2}), b = leaf<float>({0}, {1});
+  AdamW adamw(weight_decay_groups({{"w", a}, {"bias", b}}, 0.1));
+  set_grad(a, from_vector<float>({3.0f, 4.0f}, {2}));
+  set_grad(b, from_vector<float>({12.0f}, {1}));
+  EXPECT_EQ(clip_grad_norm_(adamw, 1.0), 13.0);
+  EXPECT_NEAR(grad_norm({a, b}), 1.0, 1e-6);
 }
 
 TEST(ClipGradNorm, SkipsParametersWithoutGradient) {
