@@ -476,8 +476,9 @@ TEST_F(Config, MissingFiles) {
             "15: data.valid: file '" + dir() + "/nope.txt' does not exist");
   EXPECT_EQ(error_in(base_with("  valid: {DIR}/valid.txt", "  valid: {DIR}")),
             "15: data.valid: '" + dir() + "' is a directory, not a file");
-  EXPECT_EQ(error_in(base_with("  max_seq_length: 64", "  max_seq_length: 64\n  test: missing/test.tsv")),
-            "17: data.test: file 'missing/test.tsv' does not exist");
+  EXPECT_EQ(
+      error_in(base_with("  max_seq_length: 64", "  max_seq_length: 64\n  test: missing/test.tsv")),
+      "17: data.test: file 'missing/test.tsv' does not exist");
   EXPECT_EQ(error_in(base_with("tokenizer:", "init_from: {DIR}/no_ckpt\ntokenizer:")),
             "9: init_from: directory '" + dir() + "/no_ckpt' does not exist");
   EXPECT_EQ(error_in(base_with("  vocab: {DIR}/vocab.txt", "  vocab: data/vocab.txt")),
@@ -491,6 +492,9 @@ TEST_F(Config, MissingFiles) {
 TEST_F(Config, MalformedYamlGivesTheParserErrorAndLine) {
   EXPECT_EQ(error_in(base_with("  betas: [0.9, 0.98]", "  betas: [0.9, 0.98")),
             "20: invalid YAML: end of sequence flow not found");
+  EXPECT_EQ(
+      error_in(base_with("  output_dir: {DIR}/run\n", "  output_dir: {DIR}/run\n  max_steps: 5\n")),
+      "27: duplicate key 'train.max_steps' (first at line 25)");
   EXPECT_EQ(error_in("- a\n- b\n"), "1: expected a mapping of sections (task, model, data, ...)");
   EXPECT_EQ(error_of(dir() + "/absent.yaml"), dir() + "/absent.yaml: cannot read the config file");
 }
