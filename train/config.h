@@ -1,0 +1,165 @@
+#pragma once
+// The run configuration: one YAML file (plus `--set key=value` overrides) turned into plain
+// structs that the Trainer and the model constructors take. No YAML type leaks out of here.
+// Every key, its default and its meaning: configs/README.md.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autograd/dtype.h"
+#include "autograd/error.h"
+#include "data/char_tokenizer.h"
+#include "nn/models/bert.h"
+#include "nn/models/encoder_decoder.h"
+#include "nn/models/gpt.h"
+
+namespace heed::train {
+
+// A config that cannot run. The message is one line that names where (`file:line`, or the
+// `--set` override), the dotted key and the problem; the programs print it and exit with 2.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+enum class Task { kMlm, kClm, kSeq2Seq, kClassification, kTokenClassification };
+enum class Arch { kBert, kGpt2, kBart };
+enum class TokenizerType { kWordPiece, kChar };
+enum class OptimizerName { kAdamW, kSgd };
+enum class ScheduleName { kConstant, kLinear, kCosine };
+enum class Resume { kNever, kAuto };
+enum class Progress { kAuto, kAlways, kNever };
+
+// The YAML spelling of each value ("mlm", "gpt2", "wordpiece", ...).
+std::string_view to_string(Task value);
+std::string_view to_string(Arch value);
+std::string_view to_string(TokenizerType value);
+std::string_view to_string(OptimizerName value);
+std::string_view to_string(ScheduleName value);
+std::string_view to_string(Resume value);
+std::string_view to_string(Progress value);
+
+struct ModelConfig {
+  Arch arch = Arch::kBert;
+  // The Hugging Face config of `arch`; the other two keep their defaults and mean nothing.
+  // Their tokenizer-derived fields (vocab_size, the special token ids, num_labels) are NOT
+  // meaningful here: see the optionals below.
+  nn::BertConfig bert;
+  nn::GPT2Config gpt2;
+  nn::BartConfig bart;
+  // Values that usually come from the tokenizer (and, for num_labels, from the data's label
+  // set). Unset: the trainer fills them in; set: the config wins (a mismatch is the
+  // trainer's error to report).
+  std::optional<int64_t> vocab_size;              // every arch
+  std::optional<int64_t> pad_token_id;            // bert, bart
+  std::optional<int64_t> bos_token_id;            // gpt2, bart
+  std::optional<int64_t> eos_token_id;            // gpt2, bart
+  std::optional<int64_t> decoder_start_token_id;  // bart
+  std::optional<int64_t> num_labels;              // bert (classification heads)
+};
+
+struct TokenizerConfig {
+  TokenizerType type = TokenizerType::kWordPiece;
+  // wordpiece: a vocab.txt; char: the JSON file of CharTokenizer::save. When the file does
+  // not exist the trainer builds it from data.train and writes it there (wordpiece needs
+  // vocab_size for that). Unset: init_from's vocab.txt, else built into output_dir.
+  std::optional<std::string> vocab;
+  std::optional<int64_t> vocab_size;  // wordpiece: the size of a vocabulary to train
+  bool lowercase = true;              // wordpiece
+  std::optional<bool> strip_accents;  // wordpiece; unset: follows lowercase
+  int64_t min_frequency = 2;          // wordpiece training: rarer words are not counted
+  data::CharTokenizer::Unit unit = data::CharTokenizer::Unit::kCharacter;  // char
+};
+
+struct DataConfig {
+  std::string train;  // required
+  std::optional<std::string> valid;
+  std::optional<std::string> test;
+  int64_t max_seq_length = 128;  // mlm/clm windows, classification truncation
+  double mlm_probability = 0.15;
+  double mask_replace_prob = 0.8;    // of the selected positions: [MASK]
+  double random_replace_prob = 0.1;  // of the selected positions: a random token
+  // Classification label names, index = class id. Unset: the training file's names, sorted.
+  std::optional<std::vector<std::string>> labels;
+  int64_t max_source_length = 128;  // seq2seq
+  int64_t max_target_length = 128;  // seq2seq
+  bool shuffle = true;
+  int64_t prefetch = 1;  // batches collated ahead on a background thread; 0 = none
+};
+
+struct OptimConfig {
+  OptimizerName name = OptimizerName::kAdamW;
+  double lr = 5e-5;
+  std::array<double, 2> betas{0.9, 0.999};  // adamw
+  double eps = 1e-8;                        // adamw
+  double weight_decay = 0.0;
+  double momentum = 0.0;  // sgd
+};
+
+struct ScheduleConfig {
+  ScheduleName name = ScheduleName::kLinear;
+  int64_t warmup_steps = 0;
+};
+
+struct TrainConfig {
+  int64_t batch_size = 32;  // per process; the global batch is × grad_accum_steps × ranks
+  int64_t grad_accum_steps = 1;
+  int64_t max_steps = 0;       // required: optimizer steps
+  double max_grad_norm = 1.0;  // 0 = no clipping
+  int64_t seed = 42;
+  int64_t threads = 0;     // 0 = OpenMP's default (all cores)
+  std::string output_dir;  // required
+  Resume resume = Resume::kNever;
+  bool eval_at_end = true;   // when data.valid (and data.test) are given
+  DType dtype = DType::f32;  // f32 or bf16 (bf16 matmul inputs, f32 accumulation)
+};
+
+struct EvalConfig {
+  int64_t every_steps = 0;            // 0 = no periodic evaluation
+  int64_t max_batches = 0;            // 0 = the whole split
+  std::optional<int64_t> batch_size;  // unset: train.batch_size
+};
+
+struct CheckpointConfig {
+  int64_t every_steps = 500;  // 0 = only the final checkpoint
+  int64_t keep_last = 3;
+};
+
+struct LoggingConfig {
+  int64_t every_steps = 10;
+  Progress progress = Progress::kAuto;  // auto: a progress bar when stderr is a terminal
+};
+
+struct GenerationConfig {  // seq2seq evaluation
+  int64_t num_beams = 1;
+  int64_t max_new_tokens = 64;
+};
+
+struct RunConfig {
+  Task task = Task::kMlm;  // required
+  ModelConfig model;
+  std::optional<std::string> init_from;  // a checkpoint directory to start from
+  TokenizerConfig tokenizer;
+  DataConfig data;
+  OptimConfig optim;
+  ScheduleConfig schedule;
+  TrainConfig train;
+  EvalConfig eval;
+  CheckpointConfig checkpoint;
+  LoggingConfig logging;
+  GenerationConfig generation;
+};
+
+// Reads `path`, applies the overrides in order ("optim.lr=3e-4"; the value is YAML, so
+// "optim.betas=[0.9,0.98]" works), then checks everything, including that the data files
+// exist. Relative paths resolve against the current working directory. Throws ConfigError.
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The resolved config as YAML, every key with its value (unset ones as null); loading it
+// again gives the same config. What `--print-config` prints.
+std::string to_yaml(const RunConfig& config);
+
+}  // namespace heed::train

@@ -1,0 +1,380 @@
+// YAML -> RunConfig: parse the file, apply the `--set` overrides to the YAML tree, read it
+// through the schema (types, unknown keys, required keys), then validate the values.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "train/config.h"
+#include "train/config_origins.h"
+#include "train/config_schema.h"
+#include "train/did_you_mean.h"
+
+namespace heed::train {
+namespace {
+
+// Names people bring from Hugging Face's TrainingArguments and elsewhere, too far from ours
+// for an edit distance to find.
+const std::map<std::string, std::string, std::less<>> kAliases = {
+    {"learning_rate", "optim.lr"},
+    {"adam_beta1", "optim.betas"},
+    {"adam_beta2", "optim.betas"},
+    {"adam_epsilon", "optim.eps"},
+    {"epsilon", "optim.eps"},
+    {"optimizer", "optim"},
+    {"scheduler", "schedule"},
+    {"lr_scheduler_type", "schedule.name"},
+    {"num_warmup_steps", "schedule.warmup_steps"},
+    {"per_device_train_batch_size", "train.batch_size"},
+    {"gradient_accumulation_steps", "train.grad_accum_steps"},
+    {"max_train_steps", "train.max_steps"},
+    {"resume_from_checkpoint", "train.resume"},
+    {"per_device_eval_batch_size", "eval.batch_size"},
+    {"eval_steps", "eval.every_steps"},
+    {"save_steps", "checkpoint.every_steps"},
+    {"save_total_limit", "checkpoint.keep_last"},
+    {"logging_steps", "logging.every_steps"},
+    {"model_name_or_path", "init_from"},
+    {"block_size", "data.max_seq_length"},
+};
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "null";
+  }
+}
+
+// A key/value of a mapping, with the key's line (the value of `key:` on its own may sit on
+// the next line).
+struct Entry {
+  std::string name;
+  int line;  // 1-based
+  YAML::Node value;
+};
+
+// What a leaf reader needs to report a problem.
+struct Ctx {
+  std::string where;
+  std::string key;
+  [[noreturn]] void fail_expected(const char* what, const YAML::Node& node) const {
+    config_fail(where, "{}: expected {}, got {}", key, what, describe(node));
+  }
+};
+
+// Numbers and booleans must be plain scalars: `"32"` in quotes is a string.
+bool is_plain_scalar(const YAML::Node& node) {
+  return node.IsScalar() && node.Tag() == "?";
+}
+
+void read(const YAML::Node& node, int64_t& out, const Ctx& ctx) {
+  if (!is_plain_scalar(node) || !YAML::convert<int64_t>::decode(node, out)) {
+    ctx.fail_expected("an integer", node);
+  }
+}
+
+void read(const YAML::Node& node, double& out, const Ctx& ctx) {
+  if (!is_plain_scalar(node) || !YAML::convert<double>::decode(node, out) || !std::isfinite(out)) {
+    ctx.fail_expected("a finite number", node);
+  }
+}
+
+void read(const YAML::Node& node, bool& out, const Ctx& ctx) {
+  // Only true/false: YAML 1.1's yes/no/on/off/y/n surprise more often than they help.
+  static const std::vector<std::string> kTrue{"true", "True", "TRUE"},
+      kFalse{"false", "False", "FALSE"};
+  if (is_plain_scalar(node)) {
+    if (std::ranges::count(kTrue, node.Scalar())) return void(out = true);
+    if (std::ranges::count(kFalse, node.Scalar())) return void(out = false);
+  }
+  ctx.fail_expected("true or false", node);
+}
+
+void read(const YAML::Node& node, std::string& out, const Ctx& ctx) {
+  if (!node.IsScalar()) ctx.fail_expected("a string", node);
+  out = node.Scalar();
+}
+
+void read(const YAML::Node& node, std::array<double, 2>& out, const Ctx& ctx) {
+  if (!node.IsSequence() || node.size() != 2) ctx.fail_expected("a list of 2 numbers", node);
+  for (size_t i = 0; i < 2; ++i) {
+    if (!is_plain_scalar(node[i]) || !YAML::convert<double>::decode(node[i], out[i]) ||
+        !std::isfinite(out[i])) {
+      ctx.fail_expected("a list of 2 numbers", node);
+    }
+  }
+}
+
+void read(const YAML::Node& node, std::vector<std::string>& out, const Ctx& ctx) {
+  if (!node.IsSequence()) ctx.fail_expected("a list of strings", node);
+  out.clear();
+  for (const YAML::Node& item : node) {
+    if (!item.IsScalar()) ctx.fail_expected("a list of strings", node);
+    out.push_back(item.Scalar());
+  }
+}
+
+template <typename E>
+requires std::is_enum_v<E>
+void read(const YAML::Node& node, E& out, const Ctx& ctx) {
+  constexpr auto& values = EnumInfo<E>::values;
+  std::vector<std::string> names;
+  for (const auto& [value, name] : values) names.emplace_back(name);
+  if (!node.IsScalar()) {
+    ctx.fail_expected(fmt::format("one of {}", fmt::join(names, ", ")).c_str(), node);
+  }
+  for (const auto& [value, name] : values) {
+    if (name == node.Scalar()) return void(out = value);
+  }
+  if (auto suggestion = did_you_mean(node.Scalar(), names)) {
+    config_fail(ctx.where, "{}: unknown {} '{}' (did you mean '{}'?)", ctx.key, EnumInfo<E>::what,
+                node.Scalar(), *suggestion);
+  }
+  config_fail(ctx.where, "{}: unknown {} '{}' (expected one of {})", ctx.key, EnumInfo<E>::what,
+              node.Scalar(), fmt::join(names, ", "));
+}
+
+template <typename T>
+void read(const YAML::Node& node, std::optional<T>& out, const Ctx& ctx) {
+  if (node.IsNull()) return void(out.reset());
+  T value{};
+  read(node, value, ctx);
+  out = std::move(value);
+}
+
+// The schema visitor that fills a RunConfig from a YAML tree.
+class Reader {
+ public:
+  Reader(const YAML::Node& root, RunConfig& config, Origins& origins,
+         const std::map<std::string, std::string, std::less<>>& overrides)
+      : config_(config), origins_(origins), overrides_(overrides) {
+    scopes_.emplace_back("", origins.file + ":1", entries_of(root, ""));
+  }
+
+  // Reports what remains of the top level: unknown sections, a missing `task`.
+  void finish() { finish_scope(scopes_.back()); }
+
+  template <typename T>
+  void field(std::string_view key, T& value, Need need = Need::kOptional) {
+    Scope& scope = scopes_.back();
+    scope.known.emplace_back(key);
+    const std::string dotted = scope.prefix + std::string(key);
+    const Entry* entry = scope.find(key);
+    if (!entry) {
+      if (need == Need::kOptional) return;
+      const std::string message = fmt::format("{}: missing required key '{}'", scope.where, dotted);
+      if (need == Need::kRequiredFirst) {
+        // Reported at once, but after keys found missing earlier in the schema.
+        for (const Scope& outer : scopes_) {
+          if (outer.missing) throw ConfigError(*outer.missing);
+        }
+        throw ConfigError(message);
+      }
+      if (!scope.missing) scope.missing = message;
+      return;
+    }
+    const std::string where = origin(dotted, entry->line);
+    origins_.of_key[dotted] = where;
+    read(entry->value, value, Ctx{where, dotted});
+  }
+
+  template <typename Body>
+  void section(std::string_view key, Body&& body) {
+    Scope& parent = scopes_.back();
+    parent.known.emplace_back(key);
+    Scope scope(parent.prefix + std::string(key) + ".", parent.where, {});
+    const std::string dotted = parent.prefix + std::string(key);
+    if (const Entry* entry = parent.find(key)) {
+      scope.where = origin(dotted, entry->line);
+      origins_.of_key[dotted] = scope.where;
+      if (entry->value.IsMap()) {
+        scope.entries = entries_of(entry->value, scope.prefix);
+      } else if (!entry->value.IsNull()) {
+        Ctx{scope.where, dotted}.fail_expected("a mapping of keys", entry->value);
+      }
+    }
+    scopes_.push_back(std::move(scope));
+    body();
+    finish_scope(scopes_.back());
+    scopes_.pop_back();
+  }
+
+ private:
+  struct Scope {
+    Scope(std::string prefix, std::string where, std::vector<Entry> entries)
+        : prefix(std::move(prefix)), where(std::move(where)), entries(std::move(entries)) {}
+    std::string prefix;  // "" or "optim."
+    std::string where;   // for keys missing here
+    std::vector<Entry> entries;
+    std::vector<std::string> known;  // the keys the schema visited
+    std::optional<std::string> missing;
+
+    const Entry* find(std::string_view key) const {
+      auto it = std::ranges::find(entries, key, &Entry::name);
+      return it == entries.end() ? nullptr : &*it;
+    }
+  };
+
+  std::vector<Entry> entries_of(const YAML::Node& map, const std::string& prefix) const {
+    std::vector<Entry> entries;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const int line = it->first.Mark().line + 1;
+      if (!it->first.IsScalar()) {
+        config_fail(origin(prefix, line), "expected a key name, got {}", describe(it->first));
+      }
+      Entry entry{it->first.Scalar(), line, it->second};
+      if (const auto* first = find_entry(entries, entry.name)) {
+        config_fail(origin(prefix + entry.name, line), "duplicate key '{}{}' (first at line {})",
+                    prefix, entry.name, first->line);
+      }
+      entries.push_back(std::move(entry));
+    }
+    return entries;
+  }
+
+  static const Entry* find_entry(const std::vector<Entry>& entries, std::string_view name) {
+    auto it = std::ranges::find(entries, name, &Entry::name);
+    return it == entries.end() ? nullptr : &*it;
+  }
+
+  // The override that set `dotted` or a section above it, else the file and line. Prefixes
+  // are tried longest first: the most specific override wins.
+  std::string origin(std::string_view dotted, int line) const {
+    std::string_view key = dotted;
+    while (!key.empty()) {
+      if (auto it = overrides_.find(key); it != overrides_.end()) return "--set " + it->second;
+      const size_t dot = key.rfind('.');
+      key = dot == std::string_view::npos ? std::string_view() : key.substr(0, dot);
+    }
+    return fmt::format("{}:{}", origins_.file, line);
+  }
+
+  void finish_scope(const Scope& scope) const {
+    for (const Entry& entry : scope.entries) {
+      if (std::ranges::count(scope.known, entry.name)) continue;
+      const std::string dotted = scope.prefix + entry.name;
+      config_fail(origin(dotted, entry.line), "unknown key '{}'{}", dotted,
+                  unknown_key_hint(scope, entry.name));
+    }
+    if (scope.missing) throw ConfigError(*scope.missing);
+  }
+
+  // A likely typo in this section; else a known alias; else the same key in exactly one
+  // other section; else, for a model key, the architecture it belongs to.
+  std::string unknown_key_hint(const Scope& scope, const std::string& name) const {
+    if (auto suggestion = did_you_mean(name, scope.known)) {
+      return fmt::format(" (did you mean '{}{}'?)", scope.prefix, *suggestion);
+    }
+    if (auto it = kAliases.find(name); it != kAliases.end()) {
+      return fmt::format(" (did you mean '{}'?)", it->second);
+    }
+    std::vector<std::string> elsewhere;
+    for (const std::string& key : config_keys(config_.model.arch)) {
+      if (key.ends_with("." + name) || key == name) elsewhere.push_back(key);
+    }
+    if (elsewhere.size() == 1) return fmt::format(" (did you mean '{}'?)", elsewhere[0]);
+    if (scope.prefix == "model.") {
+      for (const auto& [arch, arch_name] : EnumInfo<Arch>::values) {
+        if (std::ranges::count(config_keys(arch), "model." + name)) {
+          return fmt::format(" (a {} key, but model.arch is {})", arch_name,
+                             to_string(config_.model.arch));
+        }
+      }
+    }
+    return "";
+  }
+
+  RunConfig& config_;
+  Origins& origins_;
+  const std::map<std::string, std::string, std::less<>>& overrides_;
+  std::vector<Scope> scopes_;
+};
+
+// Sets `parts[i..]` under `node` to `value`, creating sections on the way.
+void set_path(YAML::Node node, const std::vector<std::string>& parts, size_t i,
+              const YAML::Node& value, const std::string& text) {
+  YAML::Node child = node[parts[i]];
+  if (i + 1 == parts.size()) {
+    child = value;
+    return;
+  }
+  if (!child.IsDefined() || child.IsNull()) {
+    child = YAML::Node(YAML::NodeType::Map);
+  } else if (!child.IsMap()) {
+    const std::string prefix =
+        fmt::format("{}", fmt::join(parts.begin(), parts.begin() + i + 1, "."));
+    throw ConfigError(fmt::format("--set {}: '{}' is a value, not a section", text, prefix));
+  }
+  set_path(child, parts, i + 1, value, text);
+}
+
+// Applies one "dotted.key=yaml value" to the tree and notes which key it set.
+void apply_override(YAML::Node& root, const std::string& text,
+                    std::map<std::string, std::string, std::less<>>& overrides) {
+  const size_t eq = text.find('=');
+  const std::string key = text.substr(0, eq);
+  std::vector<std::string> parts;
+  std::stringstream stream(key);
+  for (std::string part; std::getline(stream, part, '.');) parts.push_back(part);
+  const bool valid_key = eq != std::string::npos && !key.empty() && key.back() != '.' &&
+                         std::ranges::none_of(parts, &std::string::empty);
+  if (!valid_key) {
+    throw ConfigError(
+        fmt::format("--set {}: expected key=value with a dotted key, as "
+                    "optim.lr=3e-4",
+                    text));
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(text.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("--set {}: invalid YAML value: {}", text, e.msg));
+  }
+  set_path(root, parts, 0, value, text);
+  // A later override of a section replaces what earlier ones set inside it.
+  std::erase_if(overrides, [&](const auto& kv) { return kv.first.starts_with(key + "."); });
+  overrides[key] = text;
+}
+
+YAML::Node parse_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return YAML::Load(text.str());
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.msg));
+  }
+}
+
+}  // namespace
+
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node root = parse_file(path);
+  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) {
+    throw ConfigError(
+        fmt::format("{}:1: expected a mapping of sections (task, model, data, ...)", path));
+  }
+  std::map<std::string, std::string, std::less<>> override_of;
+  for (const std::string& text : overrides) apply_override(root, text, override_of);
+
+  RunConfig config;
+  Origins origins{path, {}};
+  Reader reader(root, config, origins, override_of);
+  visit_config(reader, config);
+  reader.finish();
+  validate(config, origins);
+  return config;
+}
+
+}  // namespace heed::train

@@ -1,0 +1,67 @@
+#include "train/config_schema.h"
+
+#include <string>
+
+namespace heed::train {
+namespace {
+
+template <typename E>
+std::string_view enum_name(E value) {
+  for (const auto& [v, name] : EnumInfo<E>::values) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+// Lists the dotted keys, sections before their children.
+struct KeyLister {
+  std::vector<std::string> keys;
+  std::string prefix;
+
+  template <typename T>
+  void field(std::string_view key, const T&, Need = Need::kOptional) {
+    keys.push_back(prefix + std::string(key));
+  }
+  template <typename Body>
+  void section(std::string_view key, Body&& body) {
+    keys.push_back(prefix + std::string(key));
+    const std::string outer = prefix;
+    prefix += std::string(key) + ".";
+    body();
+    prefix = outer;
+  }
+};
+
+}  // namespace
+
+std::string_view to_string(Task value) {
+  return enum_name(value);
+}
+std::string_view to_string(Arch value) {
+  return enum_name(value);
+}
+std::string_view to_string(TokenizerType value) {
+  return enum_name(value);
+}
+std::string_view to_string(OptimizerName value) {
+  return enum_name(value);
+}
+std::string_view to_string(ScheduleName value) {
+  return enum_name(value);
+}
+std::string_view to_string(Resume value) {
+  return enum_name(value);
+}
+std::string_view to_string(Progress value) {
+  return enum_name(value);
+}
+
+std::vector<std::string> config_keys(Arch arch) {
+  RunConfig config;
+  config.model.arch = arch;
+  KeyLister lister;
+  visit_config(lister, std::as_const(config));
+  return lister.keys;
+}
+
+}  // namespace heed::train

@@ -1,0 +1,215 @@
+#pragma once
+// The config's schema, written once: which keys each section has, in which order, and which
+// field of RunConfig each one fills. Reading YAML, writing YAML and listing the keys are
+// three visitors over these functions, so the three can never disagree.
+//
+// A visitor V provides
+//   v.field(key, value, need)   for a leaf (value: int64_t, double, bool, std::string, an
+//                               enum of EnumInfo, std::array<double, 2>, a vector of
+//                               strings, or an optional of these)
+//   v.section(key, body)        for a nested mapping; body() visits its keys
+// C is RunConfig or const RunConfig, so one schema serves readers and writers.
+#include <array>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "train/config.h"
+
+namespace heed::train {
+
+enum class Need {
+  kOptional,       // absent: the default
+  kRequired,       // absent: an error, reported after the section's unknown keys
+  kRequiredFirst,  // absent: an error at once (the rest of the section depends on it)
+};
+
+// The YAML names of an enum's values, and what the enum is called in messages.
+template <typename E>
+struct EnumInfo;
+
+#define HEED_ENUM_INFO(Type, what_name, ...)                             \
+  template <>                                                            \
+  struct EnumInfo<Type> {                                                \
+    static constexpr std::string_view what = what_name;                  \
+    static constexpr auto values =                                       \
+        std::to_array<std::pair<Type, std::string_view>>({__VA_ARGS__}); \
+  };
+
+HEED_ENUM_INFO(Task, "task", {Task::kMlm, "mlm"}, {Task::kClm, "clm"}, {Task::kSeq2Seq, "seq2seq"},
+               {Task::kClassification, "classification"},
+               {Task::kTokenClassification, "token_classification"})
+HEED_ENUM_INFO(Arch, "arch", {Arch::kBert, "bert"}, {Arch::kGpt2, "gpt2"}, {Arch::kBart, "bart"})
+HEED_ENUM_INFO(TokenizerType, "tokenizer type", {TokenizerType::kWordPiece, "wordpiece"},
+               {TokenizerType::kChar, "char"})
+HEED_ENUM_INFO(OptimizerName, "optimizer", {OptimizerName::kAdamW, "adamw"},
+               {OptimizerName::kSgd, "sgd"})
+HEED_ENUM_INFO(ScheduleName, "schedule", {ScheduleName::kConstant, "constant"},
+               {ScheduleName::kLinear, "linear"}, {ScheduleName::kCosine, "cosine"})
+HEED_ENUM_INFO(Resume, "resume mode", {Resume::kNever, "never"}, {Resume::kAuto, "auto"})
+HEED_ENUM_INFO(Progress, "progress mode", {Progress::kAuto, "auto"}, {Progress::kAlways, "always"},
+               {Progress::kNever, "never"})
+HEED_ENUM_INFO(DType, "dtype", {DType::f32, "f32"}, {DType::bf16, "bf16"})
+HEED_ENUM_INFO(data::CharTokenizer::Unit, "tokenizer unit",
+               {data::CharTokenizer::Unit::kCharacter, "character"},
+               {data::CharTokenizer::Unit::kWhitespaceSymbol, "whitespace"})
+#undef HEED_ENUM_INFO
+
+template <typename V, typename M>
+void visit_bert(V& v, M& m) {
+  auto& b = m.bert;
+  v.field("vocab_size", m.vocab_size);
+  v.field("hidden_size", b.hidden_size);
+  v.field("num_hidden_layers", b.num_hidden_layers);
+  v.field("num_attention_heads", b.num_attention_heads);
+  v.field("intermediate_size", b.intermediate_size);
+  v.field("hidden_act", b.hidden_act);
+  v.field("hidden_dropout_prob", b.hidden_dropout_prob);
+  v.field("attention_probs_dropout_prob", b.attention_probs_dropout_prob);
+  v.field("max_position_embeddings", b.max_position_embeddings);
+  v.field("type_vocab_size", b.type_vocab_size);
+  v.field("initializer_range", b.initializer_range);
+  v.field("layer_norm_eps", b.layer_norm_eps);
+  v.field("pad_token_id", m.pad_token_id);
+  v.field("position_embedding_type", b.position_embedding_type);
+  v.field("num_labels", m.num_labels);
+  v.field("classifier_dropout", b.classifier_dropout);
+}
+
+template <typename V, typename M>
+void visit_gpt2(V& v, M& m) {
+  auto& g = m.gpt2;
+  v.field("vocab_size", m.vocab_size);
+  v.field("n_positions", g.n_positions);
+  v.field("n_embd", g.n_embd);
+  v.field("n_layer", g.n_layer);
+  v.field("n_head", g.n_head);
+  v.field("n_inner", g.n_inner);
+  v.field("activation_function", g.activation_function);
+  v.field("resid_pdrop", g.resid_pdrop);
+  v.field("embd_pdrop", g.embd_pdrop);
+  v.field("attn_pdrop", g.attn_pdrop);
+  v.field("layer_norm_epsilon", g.layer_norm_epsilon);
+  v.field("initializer_range", g.initializer_range);
+  v.field("bos_token_id", m.bos_token_id);
+  v.field("eos_token_id", m.eos_token_id);
+}
+
+template <typename V, typename M>
+void visit_bart(V& v, M& m) {
+  auto& b = m.bart;
+  v.field("vocab_size", m.vocab_size);
+  v.field("max_position_embeddings", b.max_position_embeddings);
+  v.field("d_model", b.d_model);
+  v.field("encoder_layers", b.encoder_layers);
+  v.field("decoder_layers", b.decoder_layers);
+  v.field("encoder_attention_heads", b.encoder_attention_heads);
+  v.field("decoder_attention_heads", b.decoder_attention_heads);
+  v.field("encoder_ffn_dim", b.encoder_ffn_dim);
+  v.field("decoder_ffn_dim", b.decoder_ffn_dim);
+  v.field("activation_function", b.activation_function);
+  v.field("dropout", b.dropout);
+  v.field("attention_dropout", b.attention_dropout);
+  v.field("activation_dropout", b.activation_dropout);
+  v.field("init_std", b.init_std);
+  v.field("scale_embedding", b.scale_embedding);
+  v.field("pad_token_id", m.pad_token_id);
+  v.field("bos_token_id", m.bos_token_id);
+  v.field("eos_token_id", m.eos_token_id);
+  v.field("decoder_start_token_id", m.decoder_start_token_id);
+}
+
+// The model's keys are those of its architecture's Hugging Face config, so `arch` comes
+// first and decides the rest.
+template <typename V, typename M>
+void visit_model(V& v, M& m) {
+  v.field("arch", m.arch, Need::kRequiredFirst);
+  switch (m.arch) {
+    case Arch::kBert:
+      return visit_bert(v, m);
+    case Arch::kGpt2:
+      return visit_gpt2(v, m);
+    case Arch::kBart:
+      return visit_bart(v, m);
+  }
+}
+
+template <typename V, typename C>
+void visit_config(V& v, C& c) {
+  v.field("task", c.task, Need::kRequired);
+  v.section("model", [&] { visit_model(v, c.model); });
+  v.field("init_from", c.init_from);
+  v.section("tokenizer", [&] {
+    auto& t = c.tokenizer;
+    v.field("type", t.type);
+    v.field("vocab", t.vocab);
+    v.field("vocab_size", t.vocab_size);
+    v.field("lowercase", t.lowercase);
+    v.field("strip_accents", t.strip_accents);
+    v.field("min_frequency", t.min_frequency);
+    v.field("unit", t.unit);
+  });
+  v.section("data", [&] {
+    auto& d = c.data;
+    v.field("train", d.train, Need::kRequired);
+    v.field("valid", d.valid);
+    v.field("test", d.test);
+    v.field("max_seq_length", d.max_seq_length);
+    v.field("mlm_probability", d.mlm_probability);
+    v.field("mask_replace_prob", d.mask_replace_prob);
+    v.field("random_replace_prob", d.random_replace_prob);
+    v.field("labels", d.labels);
+    v.field("max_source_length", d.max_source_length);
+    v.field("max_target_length", d.max_target_length);
+    v.field("shuffle", d.shuffle);
+    v.field("prefetch", d.prefetch);
+  });
+  v.section("optim", [&] {
+    auto& o = c.optim;
+    v.field("name", o.name);
+    v.field("lr", o.lr);
+    v.field("betas", o.betas);
+    v.field("eps", o.eps);
+    v.field("weight_decay", o.weight_decay);
+    v.field("momentum", o.momentum);
+  });
+  v.section("schedule", [&] {
+    v.field("name", c.schedule.name);
+    v.field("warmup_steps", c.schedule.warmup_steps);
+  });
+  v.section("train", [&] {
+    auto& t = c.train;
+    v.field("batch_size", t.batch_size);
+    v.field("grad_accum_steps", t.grad_accum_steps);
+    v.field("max_steps", t.max_steps, Need::kRequired);
+    v.field("max_grad_norm", t.max_grad_norm);
+    v.field("seed", t.seed);
+    v.field("threads", t.threads);
+    v.field("output_dir", t.output_dir, Need::kRequired);
+    v.field("resume", t.resume);
+    v.field("eval_at_end", t.eval_at_end);
+    v.field("dtype", t.dtype);
+  });
+  v.section("eval", [&] {
+    v.field("every_steps", c.eval.every_steps);
+    v.field("max_batches", c.eval.max_batches);
+    v.field("batch_size", c.eval.batch_size);
+  });
+  v.section("checkpoint", [&] {
+    v.field("every_steps", c.checkpoint.every_steps);
+    v.field("keep_last", c.checkpoint.keep_last);
+  });
+  v.section("logging", [&] {
+    v.field("every_steps", c.logging.every_steps);
+    v.field("progress", c.logging.progress);
+  });
+  v.section("generation", [&] {
+    v.field("num_beams", c.generation.num_beams);
+    v.field("max_new_tokens", c.generation.max_new_tokens);
+  });
+}
+
+// Every dotted key of a config whose model is `arch`, in schema order (sections included).
+std::vector<std::string> config_keys(Arch arch);
+
+}  // namespace heed::train

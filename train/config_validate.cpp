@@ -1,0 +1,280 @@
+// The value checks of a RunConfig: each failure is one line naming where the key was set.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "train/config_origins.h"
+#include "train/config_schema.h"
+#include "train/did_you_mean.h"
+
+namespace heed::train {
+namespace {
+
+// The activation names nn::parse_activation accepts (Hugging Face's spellings).
+const std::vector<std::string> kActivations{"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"};
+const std::vector<std::string> kPositionEmbeddings{"absolute", "sinusoidal"};
+
+class Checker {
+ public:
+  explicit Checker(const Origins& origins) : origins_(origins) {}
+
+  template <typename... Args>
+  void check(bool ok, std::string_view key, fmt::format_string<Args...> format, Args&&... args) {
+    if (!ok) {
+      config_fail(origins_.where(key), "{}: {}", key,
+                  fmt::format(format, std::forward<Args>(args)...));
+    }
+  }
+
+  void at_least(std::string_view key, int64_t value, int64_t min) {
+    check(value >= min, key, "must be at least {}, got {}", min, value);
+  }
+  void at_least(std::string_view key, const std::optional<int64_t>& value, int64_t min) {
+    if (value) at_least(key, *value, min);
+  }
+  void positive(std::string_view key, double value) {
+    check(value > 0, key, "must be > 0, got {}", value);
+  }
+  void non_negative(std::string_view key, double value) {
+    check(value >= 0, key, "must be >= 0, got {}", value);
+  }
+  // Dropout rates and the like: 1 would zero everything.
+  void unit_interval(std::string_view key, double value) {
+    check(value >= 0 && value < 1, key, "must be in [0, 1), got {}", value);
+  }
+  void one_of(std::string_view key, const std::string& value, const std::vector<std::string>& names,
+              std::string_view what) {
+    if (std::ranges::count(names, value)) return;
+    if (auto suggestion = did_you_mean(value, names)) {
+      check(false, key, "unknown {} '{}' (did you mean '{}'?)", what, value, *suggestion);
+    }
+    check(false, key, "unknown {} '{}' (expected one of {})", what, value, fmt::join(names, ", "));
+  }
+  void divides(std::string_view heads_key, int64_t heads, std::string_view size_key, int64_t size) {
+    check(size % heads == 0, heads_key, "{} does not divide {} {}", heads, size_key, size);
+  }
+  void token_id(std::string_view key, const std::optional<int64_t>& id,
+                const std::optional<int64_t>& vocab_size) {
+    if (!id) return;
+    at_least(key, *id, 0);
+    if (vocab_size) {
+      check(*id < *vocab_size, key, "{} is outside model.vocab_size {}", *id, *vocab_size);
+    }
+  }
+  void file_exists(std::string_view key, const std::string& path, std::string_view hint = "") {
+    check(std::filesystem::exists(path), key, "file '{}' does not exist{}", path, hint);
+    check(!std::filesystem::is_directory(path), key, "'{}' is a directory, not a file", path);
+  }
+  void directory_exists(std::string_view key, const std::string& path) {
+    check(std::filesystem::exists(path), key, "directory '{}' does not exist", path);
+    check(std::filesystem::is_directory(path), key, "'{}' is not a directory", path);
+  }
+
+ private:
+  const Origins& origins_;
+};
+
+Arch arch_for(Task task) {
+  switch (task) {
+    case Task::kClm:
+      return Arch::kGpt2;
+    case Task::kSeq2Seq:
+      return Arch::kBart;
+    default:
+      return Arch::kBert;
+  }
+}
+
+void check_model(Checker& c, const ModelConfig& m) {
+  c.at_least("model.vocab_size", m.vocab_size, 1);
+  switch (m.arch) {
+    case Arch::kBert: {
+      const nn::BertConfig& b = m.bert;
+      c.at_least("model.hidden_size", b.hidden_size, 1);
+      c.at_least("model.num_hidden_layers", b.num_hidden_layers, 1);
+      c.at_least("model.num_attention_heads", b.num_attention_heads, 1);
+      c.divides("model.num_attention_heads", b.num_attention_heads, "model.hidden_size",
+                b.hidden_size);
+      c.at_least("model.intermediate_size", b.intermediate_size, 1);
+      c.one_of("model.hidden_act", b.hidden_act, kActivations, "activation");
+      c.unit_interval("model.hidden_dropout_prob", b.hidden_dropout_prob);
+      c.unit_interval("model.attention_probs_dropout_prob", b.attention_probs_dropout_prob);
+      c.at_least("model.max_position_embeddings", b.max_position_embeddings, 1);
+      c.at_least("model.type_vocab_size", b.type_vocab_size, 1);
+      c.positive("model.initializer_range", b.initializer_range);
+      c.positive("model.layer_norm_eps", b.layer_norm_eps);
+      c.token_id("model.pad_token_id", m.pad_token_id, m.vocab_size);
+      c.one_of("model.position_embedding_type", b.position_embedding_type, kPositionEmbeddings,
+               "position embedding type");
+      c.at_least("model.num_labels", m.num_labels, 1);
+      if (b.classifier_dropout) c.unit_interval("model.classifier_dropout", *b.classifier_dropout);
+      return;
+    }
+    case Arch::kGpt2: {
+      const nn::GPT2Config& g = m.gpt2;
+      c.at_least("model.n_positions", g.n_positions, 1);
+      c.at_least("model.n_embd", g.n_embd, 1);
+      c.at_least("model.n_layer", g.n_layer, 1);
+      c.at_least("model.n_head", g.n_head, 1);
+      c.divides("model.n_head", g.n_head, "model.n_embd", g.n_embd);
+      c.at_least("model.n_inner", g.n_inner, 0);
+      c.one_of("model.activation_function", g.activation_function, kActivations, "activation");
+      c.unit_interval("model.resid_pdrop", g.resid_pdrop);
+      c.unit_interval("model.embd_pdrop", g.embd_pdrop);
+      c.unit_interval("model.attn_pdrop", g.attn_pdrop);
+      c.positive("model.layer_norm_epsilon", g.layer_norm_epsilon);
+      c.positive("model.initializer_range", g.initializer_range);
+      c.token_id("model.bos_token_id", m.bos_token_id, m.vocab_size);
+      c.token_id("model.eos_token_id", m.eos_token_id, m.vocab_size);
+      return;
+    }
+    case Arch::kBart: {
+      const nn::BartConfig& b = m.bart;
+      c.at_least("model.max_position_embeddings", b.max_position_embeddings, 1);
+      c.at_least("model.d_model", b.d_model, 1);
+      c.at_least("model.encoder_layers", b.encoder_layers, 1);
+      c.at_least("model.decoder_layers", b.decoder_layers, 1);
+      c.at_least("model.encoder_attention_heads", b.encoder_attention_heads, 1);
+      c.divides("model.encoder_attention_heads", b.encoder_attention_heads, "model.d_model",
+                b.d_model);
+      c.at_least("model.decoder_attention_heads", b.decoder_attention_heads, 1);
+      c.divides("model.decoder_attention_heads", b.decoder_attention_heads, "model.d_model",
+                b.d_model);
+      c.at_least("model.encoder_ffn_dim", b.encoder_ffn_dim, 1);
+      c.at_least("model.decoder_ffn_dim", b.decoder_ffn_dim, 1);
+      c.one_of("model.activation_function", b.activation_function, kActivations, "activation");
+      c.unit_interval("model.dropout", b.dropout);
+      c.unit_interval("model.attention_dropout", b.attention_dropout);
+      c.unit_interval("model.activation_dropout", b.activation_dropout);
+      c.positive("model.init_std", b.init_std);
+      c.token_id("model.pad_token_id", m.pad_token_id, m.vocab_size);
+      c.token_id("model.bos_token_id", m.bos_token_id, m.vocab_size);
+      c.token_id("model.eos_token_id", m.eos_token_id, m.vocab_size);
+      c.token_id("model.decoder_start_token_id", m.decoder_start_token_id, m.vocab_size);
+      return;
+    }
+  }
+}
+
+// The longest sequence the model can place, and the key that says so.
+std::pair<int64_t, std::string_view> position_limit(const ModelConfig& m) {
+  switch (m.arch) {
+    case Arch::kGpt2:
+      return {m.gpt2.n_positions, "model.n_positions"};
+    case Arch::kBart:
+      return {m.bart.max_position_embeddings, "model.max_position_embeddings"};
+    default:
+      return {m.bert.max_position_embeddings, "model.max_position_embeddings"};
+  }
+}
+
+void check_tokenizer(Checker& c, const RunConfig& config) {
+  const TokenizerConfig& t = config.tokenizer;
+  const bool wordpiece = t.type == TokenizerType::kWordPiece;
+  const Task task = config.task;
+  c.check(wordpiece || task == Task::kClm || task == Task::kSeq2Seq, "tokenizer.type",
+          "task '{}' needs a wordpiece tokenizer", to_string(task));
+  c.check(wordpiece || !t.vocab_size, "tokenizer.vocab_size",
+          "only a wordpiece vocabulary is trained to a size (a char vocabulary holds every "
+          "symbol of data.train)");
+  c.at_least("tokenizer.vocab_size", t.vocab_size, 1);
+  c.at_least("tokenizer.min_frequency", t.min_frequency, 1);
+  if (!wordpiece) return;
+  // A missing vocab file is trained from data.train when vocab_size says how big.
+  if (t.vocab && !t.vocab_size) {
+    c.file_exists("tokenizer.vocab", *t.vocab, " (set tokenizer.vocab_size to train one)");
+  }
+  c.check(t.vocab || t.vocab_size || config.init_from, "tokenizer.vocab",
+          "missing: give a vocab file, tokenizer.vocab_size to train one, or init_from");
+}
+
+void check_data(Checker& c, const RunConfig& config) {
+  const DataConfig& d = config.data;
+  const auto [positions, positions_key] = position_limit(config.model);
+  if (config.task == Task::kSeq2Seq) {
+    for (auto [key, value] : {std::pair{"data.max_source_length", d.max_source_length},
+                              std::pair{"data.max_target_length", d.max_target_length}}) {
+      c.at_least(key, value, 1);
+      c.check(value <= positions, key, "{} exceeds {} {}", value, positions_key, positions);
+    }
+  } else {
+    c.at_least("data.max_seq_length", d.max_seq_length, config.task == Task::kMlm ? 3 : 1);
+    c.check(d.max_seq_length <= positions, "data.max_seq_length", "{} exceeds {} {}",
+            d.max_seq_length, positions_key, positions);
+  }
+  c.check(d.mlm_probability > 0 && d.mlm_probability < 1, "data.mlm_probability",
+          "must be in (0, 1), got {}", d.mlm_probability);
+  c.check(d.mask_replace_prob >= 0 && d.mask_replace_prob <= 1, "data.mask_replace_prob",
+          "must be in [0, 1], got {}", d.mask_replace_prob);
+  c.check(d.random_replace_prob >= 0 && d.mask_replace_prob + d.random_replace_prob <= 1,
+          "data.random_replace_prob", "must be in [0, 1 - data.mask_replace_prob], got {}",
+          d.random_replace_prob);
+  if (d.labels) {
+    c.check(!d.labels->empty(), "data.labels", "must name at least one label");
+    const std::set<std::string> distinct(d.labels->begin(), d.labels->end());
+    c.check(distinct.size() == d.labels->size(), "data.labels", "has a label twice");
+    const auto& num_labels = config.model.num_labels;
+    c.check(!num_labels || *num_labels == static_cast<int64_t>(d.labels->size()),
+            "model.num_labels", "{} does not match the {} names of data.labels",
+            num_labels.value_or(0), d.labels->size());
+  }
+  c.at_least("data.prefetch", d.prefetch, 0);
+}
+
+void check_training(Checker& c, const RunConfig& config) {
+  const OptimConfig& o = config.optim;
+  c.positive("optim.lr", o.lr);
+  c.check(o.betas[0] >= 0 && o.betas[0] < 1 && o.betas[1] >= 0 && o.betas[1] < 1, "optim.betas",
+          "each must be in [0, 1), got [{}, {}]", o.betas[0], o.betas[1]);
+  c.positive("optim.eps", o.eps);
+  c.non_negative("optim.weight_decay", o.weight_decay);
+  c.unit_interval("optim.momentum", o.momentum);
+
+  const TrainConfig& t = config.train;
+  c.at_least("train.batch_size", t.batch_size, 1);
+  c.at_least("train.grad_accum_steps", t.grad_accum_steps, 1);
+  c.at_least("train.max_steps", t.max_steps, 1);
+  c.non_negative("train.max_grad_norm", t.max_grad_norm);
+  c.at_least("train.seed", t.seed, 0);
+  c.at_least("train.threads", t.threads, 0);
+  c.check(!t.output_dir.empty(), "train.output_dir", "must not be empty");
+
+  const int64_t warmup = config.schedule.warmup_steps;
+  c.check(warmup >= 0 && warmup <= t.max_steps, "schedule.warmup_steps",
+          "must be in [0, train.max_steps = {}], got {}", t.max_steps, warmup);
+
+  c.at_least("eval.every_steps", config.eval.every_steps, 0);
+  c.check(config.eval.every_steps == 0 || config.data.valid, "eval.every_steps",
+          "evaluating every {} steps needs data.valid", config.eval.every_steps);
+  c.at_least("eval.max_batches", config.eval.max_batches, 0);
+  c.at_least("eval.batch_size", config.eval.batch_size, 1);
+  c.at_least("checkpoint.every_steps", config.checkpoint.every_steps, 0);
+  c.at_least("checkpoint.keep_last", config.checkpoint.keep_last, 1);
+  c.at_least("logging.every_steps", config.logging.every_steps, 1);
+  c.at_least("generation.num_beams", config.generation.num_beams, 1);
+  c.at_least("generation.max_new_tokens", config.generation.max_new_tokens, 1);
+}
+
+// Last: the cheap checks above should not wait on the file system.
+void check_files(Checker& c, const RunConfig& config) {
+  c.file_exists("data.train", config.data.train);
+  if (config.data.valid) c.file_exists("data.valid", *config.data.valid);
+  if (config.data.test) c.file_exists("data.test", *config.data.test);
+  if (config.init_from) c.directory_exists("init_from", *config.init_from);
+}
+
+}  // namespace
+
+void validate(const RunConfig& config, const Origins& origins) {
+  Checker c(origins);
+  const Arch needed = arch_for(config.task);
+  c.check(config.model.arch == needed, "task", "'{}' needs model.arch {}, got {}",
+          to_string(config.task), to_string(needed), to_string(config.model.arch));
+  check_model(c, config.model);
+  check_tokenizer(c, config);
+  check_data(c, config);
+  check_training(c, config);
+  check_files(c, config);
+}
+
+}  // namespace heed::train
