@@ -46,9 +46,11 @@ std::map<std::string, double> MetricAccumulator::results() const {
   if (!true_positive_.empty()) {
     double f1_sum = 0.0;
     for (size_t c = 0; c < class_names_.size(); ++c) {
-      const double precision = predicted_[c] ? static_cast<double>(true_positive_[c]) / predicted_[c] : 0.0;
+      const double precision =
+          predicted_[c] ? static_cast<double>(true_positive_[c]) / predicted_[c] : 0.0;
       const double recall = actual_[c] ? static_cast<double>(true_positive_[c]) / actual_[c] : 0.0;
-      const double f1 = precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0.0;
+      const double f1 =
+          precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0.0;
       r[class_names_[c] + "_precision"] = precision;
       r[class_names_[c] + "_recall"] = recall;
       r[class_names_[c] + "_f1"] = f1;

@@ -85,7 +85,8 @@ data::CharTokenizer load_char_tokenizer(const std::string& dir) {
   HEED_CHECK(j.value("tokenizer_class", "") == "HeedCharTokenizer",
              "{}: tokenizer is {}, not heed's character tokenizer", dir,
              j.value("tokenizer_class", ""));
-  return data::CharTokenizer::load((fs::path(dir) / j.value("file", "char_tokenizer.json")).string());
+  return data::CharTokenizer::load(
+      (fs::path(dir) / j.value("file", "char_tokenizer.json")).string());
 }
 
 }  // namespace heed::train

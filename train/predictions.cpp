@@ -1,0 +1,51 @@
+#include "train/predictions.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "autograd/ops.h"
+
+namespace heed::train {
+
+std::string mlm_prediction_examples(const nn::PretrainedModel& model,
+                                    const data::WordPieceTokenizer& tok, const data::Dataset& split,
+                                    int examples, int top_k) {
+  std::string out = "fill-mask on held-out text:";
+  const size_t stride = std::max<size_t>(1, split.size() / std::max(1, examples));
+  for (int e = 0; e < examples && static_cast<size_t>(e) * stride < split.size(); ++e) {
+    std::vector<int32_t> ids = split.get(e * stride).input_ids;
+    if (ids.size() > 24) ids.resize(24);  // a short context reads better
+    std::vector<size_t> candidates;
+    for (size_t i = 1; i < ids.size(); ++i) {
+      const std::string& piece = tok.vocab().token(ids[i]);
+      if (!tok.is_special(ids[i]) && piece.rfind("##", 0) != 0 &&
+          std::isalpha(static_cast<unsigned char>(piece[0]))) {
+        candidates.push_back(i);
+      }
+    }
+    if (candidates.empty()) continue;
+    const size_t pos = candidates[candidates.size() / 2];
+    const int32_t answer = ids[pos];
+    ids[pos] = tok.mask_id();
+    if (ids.back() != tok.sep_id()) ids.push_back(tok.sep_id());
+    std::vector<int64_t> ids64(ids.begin(), ids.end());
+    const int64_t T = static_cast<int64_t>(ids64.size());
+    nn::ModelInputs in{.input_ids = from_vector<int64_t>(ids64, {1, T})};
+    Tensor logits = model.forward(in).logits;  // [1, T, V]
+    std::vector<float> probs =
+        softmax(logits.select(0, 0).select(0, static_cast<int64_t>(pos)), -1).to_vector<float>();
+    std::vector<int32_t> order(probs.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + top_k, order.end(),
+                      [&](int32_t a, int32_t b) { return probs[a] > probs[b]; });
+    out += fmt::format("\n  {}\n    answer '{}':", tok.decode(ids, /*skip_special_tokens=*/false),
+                       tok.vocab().token(answer));
+    for (int k = 0; k < top_k; ++k) {
+      out += fmt::format(" {} {:.3f}{}", tok.vocab().token(order[k]), probs[order[k]],
+                         k + 1 < top_k ? "," : "");
+    }
+  }
+  return out;
+}
+
+}  // namespace heed::train

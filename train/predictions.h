@@ -1,0 +1,17 @@
+#pragma once
+// A few masked-LM predictions on held-out text, as the end of a pretraining run shows them.
+#include <string>
+
+#include "data/datasets.h"
+#include "data/wordpiece.h"
+#include "nn/models/pretrained.h"
+
+namespace heed::train {
+
+// For `examples` windows of `split`, masks one word piece near the middle and lists the
+// model's top-k tokens with their probabilities. Runs in eval mode; no gradients.
+std::string mlm_prediction_examples(const nn::PretrainedModel& model,
+                                    const data::WordPieceTokenizer& tokenizer,
+                                    const data::Dataset& split, int examples, int top_k);
+
+}  // namespace heed::train

@@ -1,0 +1,41 @@
+#pragma once
+// Everything a run builds from its config before the first step: the tokenizer (loaded, or
+// trained from the corpus), the datasets of each split and their collator, the model
+// (fresh, or initialised from a checkpoint), all seeded.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/char_tokenizer.h"
+#include "data/datasets.h"
+#include "data/loader.h"
+#include "data/wordpiece.h"
+#include "nn/models/pretrained.h"
+#include "train/config.h"
+
+namespace heed::train {
+
+using Log = std::function<void(const std::string&)>;
+
+struct TaskData {
+  std::optional<data::WordPieceTokenizer> wordpiece;
+  std::optional<data::CharTokenizer> chars;
+  std::shared_ptr<const data::Dataset> train, valid, test;
+  data::CollateFn collate;
+  std::vector<std::string> labels;  // classification label names
+};
+
+// Loads or trains the tokenizer and reads every split.
+TaskData build_task_data(const RunConfig& config, const Log& log);
+
+// The model the config describes, with vocab and special ids from the tokenizer; from
+// config.init_from when given (a new head keeps its initialisation).
+std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& config, const TaskData& data,
+                                                 const Log& log);
+
+// Saves the run's tokenizer into a model directory.
+void save_tokenizer(const RunConfig& config, const TaskData& data, const std::string& dir);
+
+}  // namespace heed::train

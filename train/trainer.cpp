@@ -1,0 +1,406 @@
+#include "train/trainer.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "nn/pretrained_io.h"
+#include "optim/adamw.h"
+#include "optim/clip.h"
+#include "optim/param_groups.h"
+#include "optim/schedule.h"
+#include "optim/sgd.h"
+#include "train/batch_tensors.h"
+#include "train/metrics.h"
+#include "train/predictions.h"
+#include "train/task_setup.h"
+#include "train/training_checkpoint.h"
+
+namespace heed::train {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::atomic<int> g_stop_signal{0};
+extern "C" void on_stop_signal(int signal) {
+  g_stop_signal = signal;
+}
+
+// Installs SIGINT/SIGTERM handlers for the life of a run, restoring the old ones after.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    previous_int_ = std::signal(SIGINT, on_stop_signal);
+    previous_term_ = std::signal(SIGTERM, on_stop_signal);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+
+ private:
+  void (*previous_int_)(int);
+  void (*previous_term_)(int);
+};
+
+std::string duration(double seconds) {
+  const int64_t s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+// The loss of one batch, with the logits and labels its metrics need.
+struct BatchLoss {
+  Tensor loss, logits, labels;
+  int64_t targets = 0;
+};
+
+BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Batch& batch) {
+  nn::ModelInputs in = to_model_inputs(batch);
+  BatchLoss r;
+  r.targets = batch.num_target_tokens;
+  r.labels = in.labels;
+  if (task == Task::kClm) {
+    // The causal collator has already shifted the labels (labels[t] = token t+1), so the
+    // loss is taken position by position rather than by the model's own shift.
+    in.labels = Tensor();
+    r.logits = model.forward(in).logits;
+    const int64_t V = r.logits.size(-1);
+    r.loss = cross_entropy(r.logits.reshape({-1, V}), r.labels.reshape({-1}));
+  } else {
+    nn::ModelOutputs out = model.forward(in);
+    r.loss = out.loss;
+    r.logits = out.logits;
+  }
+  return r;
+}
+
+int64_t real_tokens(const data::Batch& b) {
+  int64_t n = 0;
+  for (int64_t m : b.attention_mask) n += m;
+  for (int64_t m : b.decoder_attention_mask) n += m;
+  return n;
+}
+
+class Run {
+ public:
+  explicit Run(const RunConfig& config) : c_(config) {}
+
+  TrainerResult execute() {
+    fs::create_directories(c_.train.output_dir);
+    if (c_.train.threads > 0) set_num_threads(static_cast<int>(c_.train.threads));
+    if (c_.train.dtype == DType::bf16) set_matmul_precision(MatmulPrecision::bf16);
+    const auto log = [this](const std::string& line) { say(line); };
+    data_ = build_task_data(c_, log);
+    model_ = build_model(c_, data_, log);
+    build_optimizer();
+    loader_ = std::make_unique<data::Loader>(
+        data_.train, data_.collate,
+        data::LoaderOptions{.batch_size = static_cast<size_t>(c_.train.batch_size),
+                            .shuffle = c_.data.shuffle,
+                            .seed = static_cast<uint64_t>(c_.train.seed),
+                            .prefetch = static_cast<size_t>(c_.data.prefetch)});
+    if (c_.train.resume == Resume::kAuto) resume();
+    StopSignals signals;
+    return train_loop();
+  }
+
+ private:
+  void say(const std::string& line) {
+    if (bar_visible_) {
+      std::fputs("\n", stderr);
+      bar_visible_ = false;
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+
+  void build_optimizer() {
+    optim::NamedTensors params = model_->named_parameters();
+    auto groups = optim::weight_decay_groups(params, c_.optim.weight_decay);
+    if (c_.optim.name == OptimizerName::kAdamW) {
+      optimizer_ = std::make_unique<optim::AdamW>(
+          groups, optim::AdamWOptions{.lr = c_.optim.lr,
+                                      .beta1 = c_.optim.betas[0],
+                                      .beta2 = c_.optim.betas[1],
+                                      .eps = c_.optim.eps,
+                                      .weight_decay = c_.optim.weight_decay});
+    } else {
+      optimizer_ = std::make_unique<optim::SGD>(
+          groups, optim::SGDOptions{.lr = c_.optim.lr,
+                                    .momentum = c_.optim.momentum,
+                                    .weight_decay = c_.optim.weight_decay});
+    }
+    std::string schedule = std::string(to_string(c_.schedule.name));
+    if (schedule == "constant" && c_.schedule.warmup_steps > 0) schedule = "constant_with_warmup";
+    scheduler_ = std::make_unique<optim::LRScheduler>(
+        *optimizer_, optim::make_schedule(schedule, c_.schedule.warmup_steps, c_.train.max_steps));
+  }
+
+  void resume() {
+    std::optional<std::string> dir = latest_checkpoint(c_.train.output_dir);
+    if (!dir) {
+      say(fmt::format("resume: no checkpoint in {}; starting from step 0", c_.train.output_dir));
+      return;
+    }
+    nn::load_weights(*model_, nn::SafetensorsFile(dir.value() + "/model.safetensors"));
+    optimizer_->load_state(dir.value() + "/optimizer.safetensors");
+    nlohmann::json state = read_json_file(dir.value() + "/trainer_state.json");
+    scheduler_->load_state_dict(state.at("scheduler"));
+    step_ = state.at("step").get<int64_t>();
+    tokens_seen_ = state.value("tokens_seen", int64_t{0});
+    elapsed_before_ = state.value("elapsed_seconds", 0.0);
+    loader_->restore({state.at("loader").at("epoch").get<uint64_t>(),
+                      state.at("loader").at("batch").get<uint64_t>()});
+    model_->dropout_generator->set_state({state.at("dropout_rng").at("seed").get<uint64_t>(),
+                                          state.at("dropout_rng").at("offset").get<uint64_t>()});
+    truncate_metrics_after(step_);
+    say(fmt::format("resumed from {} at step {}", dir.value(), step_));
+  }
+
+  // Drops records of steps after `step` from metrics.jsonl: an interrupted run may have
+  // logged past its last checkpoint, and the resumed run logs those steps again.
+  void truncate_metrics_after(int64_t step) {
+    const fs::path path = fs::path(c_.train.output_dir) / "metrics.jsonl";
+    if (!fs::exists(path)) return;
+    std::ifstream in(path);
+    std::vector<std::string> kept;
+    std::string line;
+    while (std::getline(in, line)) {
+      try {
+        if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept.push_back(line);
+      } catch (const nlohmann::json::exception&) {
+        // A line cut short by a kill: drop it.
+      }
+    }
+    in.close();
+    std::ofstream out(path, std::ios::trunc);
+    for (const std::string& l : kept) out << l << "\n";
+  }
+
+  void record(const nlohmann::json& j) {
+    std::ofstream out(fs::path(c_.train.output_dir) / "metrics.jsonl", std::ios::app);
+    out << j.dump() << "\n";
+  }
+
+  std::map<std::string, double> evaluate(const std::shared_ptr<const data::Dataset>& split) {
+    NoGradGuard no_grad;
+    model_->eval();
+    data::Loader loader(
+        split, data_.collate,
+        {.batch_size = static_cast<size_t>(c_.eval.batch_size.value_or(c_.train.batch_size)),
+         .shuffle = false,
+         .seed = static_cast<uint64_t>(c_.train.seed)});
+    uint64_t batches = loader.batches_per_epoch();
+    if (c_.eval.max_batches > 0) batches = std::min<uint64_t>(batches, c_.eval.max_batches);
+    MetricAccumulator metrics(c_.task == Task::kClassification ? data_.labels
+                                                               : std::vector<std::string>{});
+    for (uint64_t b = 0; b < batches; ++b) {
+      data::Batch batch = loader.batch_at({0, b});
+      BatchLoss r = batch_loss(c_.task, *model_, batch);
+      metrics.add(r.loss.item(), r.targets, r.logits, r.labels);
+    }
+    model_->train();
+    return metrics.results();
+  }
+
+  void evaluate_and_log(const std::string& name, const std::shared_ptr<const data::Dataset>& split,
+                        TrainerResult* result) {
+    std::map<std::string, double> m = evaluate(split);
+    nlohmann::json j = {{"step", step_}, {"split", name}};
+    std::string line = fmt::format("eval {} at step {}:", name, step_);
+    for (auto& [k, v] : m) {
+      j[k] = v;
+      line += fmt::format(" {} {:.4f}", k, v);
+    }
+    record(j);
+    say(line);
+    if (result) result->final_metrics[name] = m;
+  }
+
+  std::string save_checkpoint() {
+    const data::LoaderState position = loader_->state();
+    const Generator::State rng = model_->dropout_generator->state();
+    nlohmann::json state = {{"step", step_},
+                            {"tokens_seen", tokens_seen_},
+                            {"elapsed_seconds", elapsed()},
+                            {"scheduler", scheduler_->state_dict()},
+                            {"loader", {{"epoch", position.epoch}, {"batch", position.batch}}},
+                            {"dropout_rng", {{"seed", rng.seed}, {"offset", rng.offset}}},
+                            {"task", std::string(to_string(c_.task))}};
+    std::string path = write_checkpoint(c_.train.output_dir, step_, c_.checkpoint.keep_last,
+                                        [&](const std::string& dir) {
+                                          nn::save_pretrained(*model_, dir);
+                                          save_tokenizer(c_, data_, dir);
+                                          optimizer_->save_state(dir + "/optimizer.safetensors");
+                                          write_json_file(dir + "/trainer_state.json", state);
+                                          std::ofstream(dir + "/run_config.yaml") << to_yaml(c_);
+                                        });
+    say(fmt::format("saved {}", path));
+    return path;
+  }
+
+  // Fault injection for the end-to-end tests: HEED_FAULT_AFTER_STEP=N:SIGNAL makes the
+  // process send itself SIGNAL (KILL, TERM or INT) once step N is done, so that a crash or an
+  // interruption happens at a known point.
+  void inject_fault() const {
+    static const char* spec = std::getenv("HEED_FAULT_AFTER_STEP");
+    if (!spec) return;
+    const std::string s(spec);
+    const size_t colon = s.find(':');
+    if (colon == std::string::npos || std::stoll(s.substr(0, colon)) != step_) return;
+    const std::string name = s.substr(colon + 1);
+    const int sig = name == "KILL" ? SIGKILL : name == "TERM" ? SIGTERM : SIGINT;
+    std::raise(sig);
+  }
+
+  double elapsed() const {
+    return elapsed_before_ + std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+  bool show_bar() const {
+    if (c_.logging.progress == Progress::kAlways) return true;
+    if (c_.logging.progress == Progress::kNever) return false;
+    return ::isatty(STDERR_FILENO);
+  }
+
+  void report_progress(double loss, double lr, double tokens_per_s) {
+    const double per_step =
+        (elapsed() - elapsed_before_) / std::max<int64_t>(1, step_ - first_step_);
+    const double eta = per_step * (c_.train.max_steps - step_);
+    if (show_bar()) {
+      const int width = 24;
+      const int filled = static_cast<int>(width * step_ / c_.train.max_steps);
+      std::fprintf(stderr, "\r[%s%s] %ld/%ld loss %.4f lr %.2e %.0f tok/s ETA %s   ",
+                   std::string(filled, '=').c_str(), std::string(width - filled, ' ').c_str(),
+                   static_cast<long>(step_), static_cast<long>(c_.train.max_steps), loss, lr,
+                   tokens_per_s, duration(eta).c_str());
+      bar_visible_ = true;
+    } else if (step_ % c_.logging.every_steps == 0 || step_ == c_.train.max_steps) {
+      say(fmt::format("step {}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | elapsed {} | eta {}",
+                      step_, c_.train.max_steps, loss, lr, tokens_per_s, duration(elapsed()),
+                      duration(eta)));
+    }
+  }
+
+  TrainerResult train_loop() {
+    TrainerResult result;
+    model_->train();
+    start_ = Clock::now();
+    first_step_ = step_;
+    double interval_loss = 0.0;
+    int64_t interval_steps = 0, interval_tokens = 0;
+    auto interval_start = Clock::now();
+    const double accum = static_cast<double>(c_.train.grad_accum_steps);
+
+    while (step_ < c_.train.max_steps) {
+      double step_loss = 0.0;
+      for (int64_t micro = 0; micro < c_.train.grad_accum_steps; ++micro) {
+        data::Batch batch = loader_->next();
+        BatchLoss r = batch_loss(c_.task, *model_, batch);
+        const double value = r.loss.item();
+        if (!std::isfinite(value)) {
+          say(
+              fmt::format("stopping: the loss is {} at step {} (micro-batch {}); the last "
+                          "checkpoint is intact",
+                          value, step_ + 1, micro));
+          result.exit_code = 1;
+          result.steps = step_;
+          return result;
+        }
+        step_loss += value / accum;
+        mul(r.loss, 1.0 / accum).backward();
+        const int64_t tokens = real_tokens(batch);
+        interval_tokens += tokens;
+        tokens_seen_ += tokens;
+      }
+      double grad_norm = optim::grad_norm(model_->parameters());
+      if (c_.train.max_grad_norm > 0)
+        grad_norm = optim::clip_grad_norm_(*optimizer_, c_.train.max_grad_norm);
+      const double lr = scheduler_->last_lr().at(0);
+      optimizer_->step();
+      scheduler_->step();
+      optimizer_->zero_grad();
+      ++step_;
+      interval_loss += step_loss;
+      ++interval_steps;
+
+      const double seconds = std::chrono::duration<double>(Clock::now() - interval_start).count();
+      const double tokens_per_s = interval_tokens / std::max(seconds, 1e-9);
+      report_progress(step_loss, lr, tokens_per_s);
+      if (step_ % c_.logging.every_steps == 0 || step_ == c_.train.max_steps) {
+        record({{"step", step_},
+                {"loss", interval_loss / interval_steps},
+                {"lr", lr},
+                {"grad_norm", grad_norm},
+                {"tokens_per_second", tokens_per_s},
+                {"elapsed_seconds", elapsed()}});
+        interval_loss = 0.0;
+        interval_steps = 0;
+        interval_tokens = 0;
+        interval_start = Clock::now();
+      }
+      if (c_.eval.every_steps > 0 && step_ % c_.eval.every_steps == 0 && data_.valid &&
+          step_ < c_.train.max_steps) {
+        evaluate_and_log("valid", data_.valid, nullptr);
+      }
+      const bool periodic = c_.checkpoint.every_steps > 0 && step_ % c_.checkpoint.every_steps == 0;
+      if (periodic || step_ == c_.train.max_steps) result.last_checkpoint = save_checkpoint();
+      inject_fault();
+      if (g_stop_signal != 0) {
+        say(fmt::format("received signal {}: saving a checkpoint at step {} and stopping",
+                        g_stop_signal.load(), step_));
+        if (!periodic && step_ != c_.train.max_steps) result.last_checkpoint = save_checkpoint();
+        result.steps = step_;
+        return result;
+      }
+    }
+    result.steps = step_;
+    if (c_.train.eval_at_end) {
+      if (data_.valid) evaluate_and_log("valid", data_.valid, &result);
+      if (data_.test) evaluate_and_log("test", data_.test, &result);
+    }
+    nlohmann::json final_json = {{"step", step_},
+                                 {"tokens_seen", tokens_seen_},
+                                 {"elapsed_seconds", elapsed()},
+                                 {"checkpoint", result.last_checkpoint}};
+    for (auto& [split, m] : result.final_metrics) final_json[split] = m;
+    write_json_file((fs::path(c_.train.output_dir) / "final_metrics.json").string(), final_json);
+    if (c_.task == Task::kMlm && data_.valid && data_.wordpiece) {
+      NoGradGuard no_grad;
+      model_->eval();
+      say(mlm_prediction_examples(*model_, *data_.wordpiece, *data_.valid, 3, 5));
+    }
+    say(fmt::format("done: {} steps in {}; model in {}", step_, duration(elapsed()),
+                    result.last_checkpoint));
+    return result;
+  }
+
+  RunConfig c_;
+  TaskData data_;
+  std::shared_ptr<nn::PretrainedModel> model_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::unique_ptr<optim::LRScheduler> scheduler_;
+  std::unique_ptr<data::Loader> loader_;
+  int64_t step_ = 0, first_step_ = 0, tokens_seen_ = 0;
+  double elapsed_before_ = 0.0;
+  Clock::time_point start_;
+  bool bar_visible_ = false;
+};
+
+}  // namespace
+
+TrainerResult run_training(const RunConfig& config) {
+  return Run(config).execute();
+}
+
+}  // namespace heed::train

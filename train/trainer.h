@@ -1,0 +1,24 @@
+#pragma once
+// The training loop: gradient accumulation, clipping, the LR schedule, periodic evaluation,
+// logging (a progress bar on a terminal, plain lines elsewhere, metrics.jsonl), periodic and
+// final checkpoints, a stop on a non-finite loss, SIGINT/SIGTERM -> checkpoint and a clean
+// exit, and resuming that continues exactly as if the run had never stopped.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "train/config.h"
+
+namespace heed::train {
+
+struct TrainerResult {
+  int exit_code = 0;  // 0: done or interrupted cleanly; 1: stopped on a non-finite loss
+  int64_t steps = 0;
+  std::string last_checkpoint;
+  std::map<std::string, std::map<std::string, double>> final_metrics;  // split -> metrics
+};
+
+// Runs the whole job the config describes and returns how it ended.
+TrainerResult run_training(const RunConfig& config);
+
+}  // namespace heed::train

@@ -1,0 +1,89 @@
+#include "train/training_checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "autograd/error.h"
+
+namespace heed::train {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kPrefix = "checkpoint-";
+
+void fsync_path(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  HEED_CHECK(fd >= 0, "checkpoint: cannot open {} to sync it", path.string());
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  HEED_CHECK(rc == 0, "checkpoint: fsync of {} failed", path.string());
+}
+
+// checkpoint-STEP directories of `dir`, oldest first.
+std::vector<std::pair<int64_t, fs::path>> checkpoints(const fs::path& dir) {
+  std::vector<std::pair<int64_t, fs::path>> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || name.rfind(kPrefix, 0) != 0) continue;
+    const std::string digits = name.substr(std::string(kPrefix).size());
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+    out.emplace_back(std::stoll(digits), entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+void write_json_file(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  HEED_CHECK(out.good(), "cannot write {}", path);
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  HEED_CHECK(in.good(), "cannot read {}", path);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: not valid JSON: {}", path, e.what());
+  }
+}
+
+std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_t keep_last,
+                             const std::function<void(const std::string&)>& write_files) {
+  const fs::path dir(output_dir);
+  fs::create_directories(dir);
+  const fs::path final_path = dir / (kPrefix + std::to_string(step));
+  const fs::path tmp = dir / (".tmp-" + std::string(kPrefix) + std::to_string(step));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  write_files(tmp.string());
+  for (const auto& entry : fs::directory_iterator(tmp)) fsync_path(entry.path());
+  fsync_path(tmp);
+  // A checkpoint of this step from an earlier, interrupted run is replaced.
+  if (fs::exists(final_path)) fs::remove_all(final_path);
+  fs::rename(tmp, final_path);
+  fsync_path(dir);
+  auto all = checkpoints(dir);
+  for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i)
+    fs::remove_all(all[i].second);
+  return final_path.string();
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& output_dir) {
+  auto all = checkpoints(output_dir);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (fs::exists(it->second / "trainer_state.json")) return it->second.string();
+  }
+  return std::nullopt;
+}
+
+}  // namespace heed::train

@@ -1,0 +1,27 @@
+#pragma once
+// Training checkpoints: output_dir/checkpoint-STEP/ holds the Hugging Face model directory
+// (config.json, model.safetensors, the tokenizer files) plus what resuming needs to continue
+// bit for bit: optimizer.safetensors, trainer_state.json (step, schedule, dropout RNG, loader
+// position) and the resolved run_config.yaml. A checkpoint is written into a temporary
+// directory, every file fsynced, then renamed into place, so a crash at any moment leaves
+// the previous checkpoint whole.
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace heed::train {
+
+// Writes checkpoint-`step` in `output_dir` by calling `write_files(tmp_dir)`, then makes it
+// durable and visible; keeps the newest `keep_last` checkpoints. Returns its path.
+std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_t keep_last,
+                             const std::function<void(const std::string&)>& write_files);
+
+// The newest complete checkpoint directory in `output_dir`, if any.
+std::optional<std::string> latest_checkpoint(const std::string& output_dir);
+
+void write_json_file(const std::string& path, const nlohmann::json& j);
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace heed::train
