@@ -15,7 +15,7 @@ using namespace heed;
 int main(int argc, char** argv) {
   CLI::App app("BERT MLM training step benchmark");
   int64_t hidden = 256, layers = 4, heads = 4, batch = 32, seq = 128, vocab = 8192, steps = 10;
-  bool bf16 = false;
+  bool bf16 = false, dense_head = false;
   app.add_option("--hidden", hidden);
   app.add_option("--layers", layers);
   app.add_option("--heads", heads);
@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   app.add_option("--vocab", vocab);
   app.add_option("--steps", steps);
   app.add_flag("--bf16", bf16, "bf16 matrix products with f32 accumulation");
+  app.add_flag("--dense-head", dense_head,
+               "run the MLM head on every position (as Hugging Face does), not only the masked");
   CLI11_PARSE(app, argc, argv);
   if (bf16) set_matmul_precision(MatmulPrecision::bf16);
 
@@ -43,7 +45,8 @@ int main(int argc, char** argv) {
   }
   nn::ModelInputs in{.input_ids = from_vector<int64_t>(ids, {batch, seq}),
                      .attention_mask = ones({batch, seq}, DType::i64),
-                     .labels = from_vector<int64_t>(labels, {batch, seq})};
+                     .labels = from_vector<int64_t>(labels, {batch, seq}),
+                     .only_labeled_logits = !dense_head};
   auto step = [&] {
     model.zero_grad();
     nn::ModelOutputs out = model.forward(in);

@@ -78,9 +78,11 @@ BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Ba
     const int64_t V = r.logits.size(-1);
     r.loss = cross_entropy(r.logits.reshape({-1, V}), r.labels.reshape({-1}));
   } else {
+    in.only_labeled_logits = task == Task::kMlm;
     nn::ModelOutputs out = model.forward(in);
     r.loss = out.loss;
     r.logits = out.logits;
+    if (out.labels.defined()) r.labels = out.labels;
   }
   return r;
 }

@@ -180,8 +180,27 @@ BertForMaskedLM::BertForMaskedLM(const BertConfig& c, uint64_t seed, DType dtype
 
 ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
   Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids);
-  h = transform_norm->forward(activate(transform->forward(h), parse_activation(config.hidden_act)));
   ModelOutputs out;
+  if (in.only_labeled_logits && in.labels.defined()) {
+    // Gather the labelled rows (an embedding lookup into the hidden states, whose backward
+    // scatters the gradient back) and run the head on those alone.
+    std::vector<int64_t> labels = in.labels.to_vector<int64_t>(), rows, kept;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i] != -100) {
+        rows.push_back(static_cast<int64_t>(i));
+        kept.push_back(labels[i]);
+      }
+    }
+    const int64_t M = static_cast<int64_t>(rows.size());
+    out.labels = from_vector<int64_t>(kept, {M});
+    Tensor picked = embedding(h.reshape({-1, h.size(-1)}), from_vector<int64_t>(rows, {M}));
+    picked = transform_norm->forward(
+        activate(transform->forward(picked), parse_activation(config.hidden_act)));
+    out.logits = linear(picked, bert->embeddings->word_embeddings->weight, decoder_bias);
+    out.loss = cross_entropy(out.logits, out.labels);
+    return out;
+  }
+  h = transform_norm->forward(activate(transform->forward(h), parse_activation(config.hidden_act)));
   // The decoder is tied to the word embeddings: logits = h E^T + b.
   out.logits = linear(h, bert->embeddings->word_embeddings->weight, decoder_bias);
   if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels);

@@ -12,11 +12,16 @@ struct ModelInputs {
   Tensor labels;                  // optional: the loss is computed when present
   Tensor decoder_input_ids;       // encoder-decoder only
   Tensor decoder_attention_mask;  // encoder-decoder only, optional
+  // Masked LM with labels: compute the prediction head only at the labelled positions
+  // (15% of them), which saves most of the head's cost. The logits are then [M, V] for the
+  // M labelled positions in row-major order, and ModelOutputs::labels holds their labels.
+  bool only_labeled_logits = false;
 };
 
 struct ModelOutputs {
   Tensor logits;
-  Tensor loss;  // scalar, when labels were given
+  Tensor loss;    // scalar, when labels were given
+  Tensor labels;  // the labels matching `logits` row by row, when only_labeled_logits
 };
 
 }  // namespace heed::nn

@@ -101,6 +101,24 @@ TEST(Gradcheck, BertForMaskedLMEndToEnd) {
   expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
 }
 
+TEST(Gradcheck, BertForMaskedLMOnlyLabeledLogits) {
+  BertForMaskedLM model(tiny_bert(), 20, DType::f64);
+  spread_parameters(model, 21);
+  ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
+                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
+                 .labels = ids({-100, 1, -100, -100, -100, 4, 5, -100}, {2, 4})};
+  // The sparse head gives the dense head's loss, logits and gradients.
+  ModelOutputs dense = model.forward(in);
+  in.only_labeled_logits = true;
+  ModelOutputs sparse = model.forward(in);
+  EXPECT_NEAR(sparse.loss.item(), dense.loss.item(), 1e-12);
+  EXPECT_EQ(sparse.logits.shape(), (Shape{3, 7}));
+  EXPECT_EQ(sparse.labels.to_vector<int64_t>(), (std::vector<int64_t>{1, 4, 5}));
+  Tensor dense_rows = dense.logits.reshape({8, 7});
+  EXPECT_LT(heed::testing::max_relative_error(sparse.logits.select(0, 2), dense_rows.select(0, 6)), 1e-12);
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+}
+
 TEST(Gradcheck, BertForSequenceClassificationEndToEnd) {
   BertForSequenceClassification model(tiny_bert(), 22, DType::f64);
   spread_parameters(model, 23);
