@@ -246,8 +246,9 @@ class FinishedHypotheses {
   FinishedHypotheses(size_t capacity, double length_penalty)
       : capacity_(capacity), length_penalty_(length_penalty) {}
 
-  void add(Hypothesis h, int64_t generated) {
-    const double s = normalised(h.sum, generated, length_penalty_);
+  // `length`: the tokens of the sequence that the score divides by.
+  void add(Hypothesis h, int64_t length) {
+    const double s = normalised(h.sum, length, length_penalty_);
     if (full() && s <= worst_score()) return;
     entries_.push_back({std::move(h), s});
     if (entries_.size() > capacity_) entries_.erase(entries_.begin() + worst_index());
@@ -331,24 +332,26 @@ BeamSearchResult beam_search(NextTokenModel& model, std::vector<int32_t> prefix,
       h.sum = c.sum;
       if (options.eos_token_id && c.token == *options.eos_token_id) {
         // An eos below the first num_beams candidates would not have been a beam either.
-        if (rank < num_beams) finished.add(std::move(h), step + 1);
+        if (rank < num_beams) finished.add(std::move(h), prefix_length + step);
       } else {
         next.push_back(std::move(h));
       }
     }
     running = std::move(next);
-    // HF's stopping rule without early stopping: the best running beam, scored at its
-    // current length, can no longer beat the worst kept hypothesis.
+    // HF's stopping rule without early stopping (BeamHypotheses.is_done): done when the best
+    // candidate of this step, scored at the current length, cannot beat the worst of the
+    // num_beams kept hypotheses.
     if (running.empty() ||
         (finished.full() &&
-         finished.worst_score() >= normalised(running[0].sum, step + 1, options.length_penalty))) {
+         finished.worst_score() >=
+             normalised(candidates[0].sum, prefix_length + step, options.length_penalty))) {
       running.clear();
       break;
     }
   }
   for (Hypothesis& h : running) {
-    const int64_t generated = static_cast<int64_t>(h.log_probs.size());
-    if (generated > 0) finished.add(std::move(h), generated);
+    const int64_t length = static_cast<int64_t>(h.sequence.size());
+    if (length > prefix_length) finished.add(std::move(h), length);
   }
 
   BeamSearchResult result;

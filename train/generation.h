@@ -90,8 +90,9 @@ GenerationResult generate(const nn::EncoderDecoder& model, std::span<const int32
 struct BeamSearchOptions {
   int64_t num_beams = 4;
   int64_t max_new_tokens = 50;
-  // A finished hypothesis scores sum(log p) / length^length_penalty, the length counting the
-  // generated tokens with the eos (Hugging Face's BeamHypotheses with the start token).
+  // A finished hypothesis scores sum(log p) / length^length_penalty, where length counts the
+  // whole sequence (prefix, e.g. the decoder start token, and generated tokens) but not a
+  // final eos: Hugging Face's BeamHypotheses score, len(hyp) before the eos is appended.
   double length_penalty = 1.0;
   std::optional<int32_t> eos_token_id;
 };

@@ -350,12 +350,53 @@ TEST(Generation, BeamSearchWideEnoughFindsTheMostProbableSequenceAndBeatsGreedy)
   const BeamSearchResult beam = beam_search(next, {1}, o);
   EXPECT_EQ(beam.best.tokens, best->first);
   EXPECT_NEAR(beam.best.total_log_prob, best->second, 1e-4);
-  EXPECT_NEAR(beam.score, beam.best.total_log_prob / 3.0, 1e-9);  // length penalty 1
+  // Length penalty 1: divided by the 4 tokens [start, a, b, c].
+  EXPECT_NEAR(beam.score, beam.best.total_log_prob / 4.0, 1e-9);
 
   GenerationOptions g = greedy_options(3);
   const GenerationResult greedy = generate(next, {1}, g);
   EXPECT_NEAR(greedy.total_log_prob, oracle.at(greedy.tokens), 1e-4);
   EXPECT_GE(beam.best.total_log_prob, greedy.total_log_prob - 1e-9);
+}
+
+// A hand-made model over {0: a, 1: b, 2: eos}: the next-token distribution depends only on
+// the last token (the first step on the start token alone).
+class TableModel : public NextTokenModel {
+ public:
+  Tensor next_logits(const std::vector<std::vector<int32_t>>& prefixes) override {
+    std::vector<float> flat;
+    for (const auto& p : prefixes) {
+      const std::vector<double>& probs =
+          p.size() == 1 ? first_ : (p.back() == 0 ? after_a_ : after_b_);
+      for (float x : logits_of(probs)) flat.push_back(x);
+    }
+    return from_vector(flat, {static_cast<int64_t>(prefixes.size()), 3});
+  }
+  int64_t max_length() const override { return 32; }
+
+ private:
+  std::vector<double> first_ = {0.5, 0.4, 0.1};
+  std::vector<double> after_a_ = {0.34, 0.33, 0.33};
+  std::vector<double> after_b_ = {0.05, 0.05, 0.9};
+};
+
+TEST(Generation, BeamSearchFindsTheLikelierSequenceThatGreedyMisses) {
+  TableModel model;
+  GenerationOptions g = greedy_options(4);
+  g.eos_token_id = 2;
+  const GenerationResult greedy = generate(model, {2}, g);  // a a a a
+  EXPECT_EQ(greedy.tokens, (std::vector<int32_t>{0, 0, 0, 0}));
+
+  BeamSearchOptions o;
+  o.num_beams = 2;
+  o.max_new_tokens = 4;
+  o.eos_token_id = 2;
+  const BeamSearchResult beam = beam_search(model, {2}, o);
+  EXPECT_EQ(beam.best.tokens, (std::vector<int32_t>{1, 2}));  // b eos
+  EXPECT_EQ(beam.best.stop_reason, StopReason::eos);
+  EXPECT_NEAR(beam.best.total_log_prob, std::log(0.4 * 0.9), 1e-6);
+  EXPECT_NEAR(beam.score, std::log(0.4 * 0.9) / 2.0, 1e-6);  // [start, b]
+  EXPECT_GT(beam.best.total_log_prob, greedy.total_log_prob);
 }
 
 TEST(Generation, BeamSearchScoresFinishedHypothesesByLength) {
@@ -371,7 +412,10 @@ TEST(Generation, BeamSearchScoresFinishedHypothesesByLength) {
   double sum = 0.0;
   for (double x : r.best.log_probs) sum += x;
   EXPECT_NEAR(r.best.total_log_prob, sum, 1e-9);
-  EXPECT_NEAR(r.score, sum / static_cast<double>(n), 1e-9);
+  // HF's length: the sequence with its start token, without a final eos.
+  const bool ended = r.best.tokens.back() == 2;
+  EXPECT_EQ(r.best.stop_reason == StopReason::eos, ended);
+  EXPECT_NEAR(r.score, sum / static_cast<double>(ended ? n : n + 1), 1e-9);
   // The reported log-probabilities are the model's, token by token.
   Seq2SeqNextToken next(*bart, source);
   std::vector<int32_t> prefix = {1};
@@ -380,7 +424,6 @@ TEST(Generation, BeamSearchScoresFinishedHypothesesByLength) {
     EXPECT_NEAR(r.best.log_probs[i], log_prob_of(logits, r.best.tokens[i]), 1e-5);
     prefix.push_back(r.best.tokens[i]);
   }
-  EXPECT_EQ(r.best.stop_reason == StopReason::eos, r.best.tokens.back() == 2);
 }
 
 }  // namespace
