@@ -1,0 +1,134 @@
+// infer: runs a trained checkpoint on text.
+//   infer fill-mask --checkpoint DIR --text "the [MASK] of ..." [--top-k 5]
+//   infer classify  --checkpoint DIR --text "..." [--text-pair "..."]
+//   infer generate  --checkpoint DIR --prompt "..." [--max-new-tokens N] [--temperature T]
+//                   [--top-k K] [--top-p P] [--seed S] [--greedy]
+//   infer score     --checkpoint DIR --text "..."
+//   infer translate --checkpoint DIR --text "..." [--num-beams N] [--max-new-tokens N]
+// (`seq2seq` is another name for translate.) Every subcommand takes --json (one JSON object
+// per text, with the token ids); a text of "-" reads one text per line from stdin. Any error
+// is one line on stderr, "infer SUBCOMMAND: ...", and exit code 2.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "autograd/error.h"
+#include "programs/infer_commands.h"
+
+namespace {
+
+using namespace heed::infer;
+
+// The subcommand being run, for the error line.
+std::string g_command;
+
+CLI::App* add_command(CLI::App& app, const std::string& name, const std::string& description,
+                      CommonArgs& common) {
+  CLI::App* sub = app.add_subcommand(name, description);
+  sub->add_option("--checkpoint", common.checkpoint,
+                  "model directory (config.json, "
+                  "model.safetensors, tokenizer files)")
+      ->required();
+  sub->add_flag("--json", common.json, "one JSON object per text, with token ids");
+  return sub;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Run a heed checkpoint on text"};
+  app.require_subcommand(1);
+
+  FillMaskArgs fill;
+  CLI::App* fill_cmd =
+      add_command(app, "fill-mask", "top-k tokens for each [MASK] (BERT MLM)", fill);
+  fill_cmd->add_option("--text", fill.text, "text with [MASK] tokens ('-': lines of stdin)")
+      ->required();
+  fill_cmd->add_option("--top-k", fill.top_k, "candidates per [MASK]")->capture_default_str();
+
+  ClassifyArgs classify;
+  CLI::App* classify_cmd = add_command(
+      app, "classify", "label probabilities, or a tag per word (BERT classification)", classify);
+  classify_cmd->add_option("--text", classify.text, "text ('-': lines of stdin)")->required();
+  classify_cmd->add_option("--text-pair", classify.text_pair, "second text of a pair");
+
+  GenerateArgs gen;
+  CLI::App* gen_cmd = add_command(app, "generate", "continue a prompt (GPT)", gen);
+  gen_cmd->add_option("--prompt", gen.prompt, "prompt ('-': lines of stdin)")->required();
+  gen_cmd->add_option("--max-new-tokens", gen.max_new_tokens, "most tokens to add")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  gen_cmd->add_option("--temperature", gen.temperature, "sampling temperature; 0 is greedy")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  gen_cmd->add_option("--top-k", gen.top_k, "sample among the k most probable tokens; 0: all")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  gen_cmd->add_option("--top-p", gen.top_p, "sample within the smallest set of mass >= p")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  gen_cmd->add_option("--seed", gen.seed, "seed of the sampling generator")->capture_default_str();
+  gen_cmd->add_flag("--greedy", gen.greedy, "take the most probable token at every step");
+
+  ScoreArgs score;
+  CLI::App* score_cmd =
+      add_command(app, "score", "per-token log-probabilities and perplexity (GPT)", score);
+  score_cmd->add_option("--text", score.text, "text ('-': lines of stdin)")->required();
+
+  TranslateArgs translate;
+  CLI::App* translate_cmd =
+      add_command(app, "translate", "encoder-decoder output, greedy or beam search", translate);
+  translate_cmd->alias("seq2seq");
+  translate_cmd->add_option("--text", translate.text, "input text ('-': lines of stdin)")
+      ->required();
+  translate_cmd->add_option("--num-beams", translate.num_beams, "1: greedy")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  translate_cmd->add_option("--max-new-tokens", translate.max_new_tokens, "most output tokens")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+
+  // Named before parsing, so that a parse error names the subcommand too.
+  if (argc > 1) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->check_name(argv[1])) g_command = argv[1];
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    throw heed::Error(e.what());
+  }
+
+  std::ios::sync_with_stdio(false);
+  if (*fill_cmd) run_fill_mask(fill, std::cout);
+  if (*classify_cmd) run_classify(classify, std::cout);
+  if (*gen_cmd) run_generate(gen, std::cout);
+  if (*score_cmd) run_score(score, std::cout);
+  if (*translate_cmd) run_translate(translate, std::cout);
+  std::cout.flush();
+  if (!std::cout) heed::fail("stdout: write failed");
+  return 0;
+}
+
+// One line, whatever the message holds.
+std::string one_line(std::string message) {
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  return message;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    const std::string prefix = g_command.empty() ? "infer" : "infer " + g_command;
+    std::fprintf(stderr, "%s: %s\n", prefix.c_str(), one_line(e.what()).c_str());
+    return 2;
+  }
+}

@@ -1,0 +1,225 @@
+// infer fill-mask and classify: the BERT checkpoints.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <numeric>
+
+#include "autograd/error.h"
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "nn/models/bert.h"
+#include "programs/infer_commands.h"
+#include "programs/infer_common.h"
+
+namespace heed::infer {
+namespace {
+
+using nlohmann::json;
+
+Tensor ids_row(const std::vector<int32_t>& ids) {
+  return from_vector(std::vector<int64_t>(ids.begin(), ids.end()),
+                     {1, static_cast<int64_t>(ids.size())});
+}
+
+// The model inputs of one encoded text (no padding: a batch of one).
+nn::ModelInputs bert_inputs(const data::Encoding& enc) {
+  nn::ModelInputs in;
+  in.input_ids = ids_row(enc.input_ids);
+  in.attention_mask = ones(in.input_ids.shape(), DType::i64);
+  in.token_type_ids = enc.token_type_ids.empty() ? zeros(in.input_ids.shape(), DType::i64)
+                                                 : ids_row(enc.token_type_ids);
+  return in;
+}
+
+// softmax over the last dim of logits [.., L], as one row per leading index.
+std::vector<std::vector<double>> probabilities(const Tensor& logits) {
+  const Tensor p = softmax(logits.to(DType::f32), -1).contiguous();
+  const int64_t L = p.size(-1);
+  std::vector<float> flat = p.to_vector<float>();
+  std::vector<std::vector<double>> rows;
+  for (size_t i = 0; i < flat.size(); i += L)
+    rows.emplace_back(flat.begin() + i, flat.begin() + i + L);
+  return rows;
+}
+
+// Indices of the k largest values, largest first (smaller index first on ties).
+std::vector<int32_t> top_indices(const std::vector<double>& values, size_t k) {
+  std::vector<int32_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  k = std::min(k, order.size());
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
+    return values[a] > values[b] || (values[a] == values[b] && a < b);
+  });
+  order.resize(k);
+  return order;
+}
+
+std::vector<std::string> label_names(const nn::BertConfig& config) {
+  std::vector<std::string> names = config.id2label;
+  if (static_cast<int64_t>(names.size()) != config.num_labels) {
+    names.clear();  // Hugging Face's default names
+    for (int64_t i = 0; i < config.num_labels; ++i) names.push_back("LABEL_" + std::to_string(i));
+  }
+  return names;
+}
+
+void check_model_length(size_t n, const nn::BertConfig& config) {
+  check_length(n, config.max_position_embeddings, "text", "max_position_embeddings");
+}
+
+}  // namespace
+
+void run_fill_mask(const FillMaskArgs& args, std::ostream& out) {
+  HEED_CHECK(args.top_k >= 1, "--top-k must be >= 1, got {}", args.top_k);
+  const std::vector<std::string> texts = input_texts(args.text, "text");
+  Checkpoint c = load_checkpoint(args.checkpoint, "fill-mask", {"BertForMaskedLM"});
+  const auto& model = static_cast<const nn::BertForMaskedLM&>(*c.model);
+  const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("fill-mask");
+  const int32_t mask_id = tok.mask_id();
+  NoGradGuard no_grad;
+  for (size_t n = 0; n < texts.size(); ++n) {
+    const data::Encoding enc = tok.encode(texts[n]);
+    check_model_length(enc.input_ids.size(), model.config);
+    std::vector<size_t> masks;
+    for (size_t t = 0; t < enc.input_ids.size(); ++t) {
+      if (enc.input_ids[t] == mask_id) masks.push_back(t);
+    }
+    HEED_CHECK(!masks.empty(), "no {} in the text \"{}\"", tok.options().mask_token, texts[n]);
+
+    const auto probs = probabilities(model.forward(bert_inputs(enc)).logits.select(0, 0));
+    std::vector<int32_t> filled = enc.input_ids;
+    json masks_json = json::array();
+    if (!args.json && n > 0) out << "\n";
+    for (size_t m = 0; m < masks.size(); ++m) {
+      const std::vector<double>& p = probs[masks[m]];
+      const std::vector<int32_t> best = top_indices(p, static_cast<size_t>(args.top_k));
+      filled[masks[m]] = best[0];
+      json candidates = json::array();
+      for (int32_t id : best) {
+        candidates.push_back(
+            {{"token", tok.vocab().token(id)}, {"id", id}, {"probability", p[id]}});
+        if (!args.json) {
+          out << tok.options().mask_token << " " << m + 1 << ": " << tok.vocab().token(id) << " "
+              << fixed4(p[id]) << "\n";
+        }
+      }
+      masks_json.push_back({{"position", masks[m]}, {"candidates", candidates}});
+    }
+    const std::string filled_text = tok.decode(filled);
+    if (args.json) {
+      out << json{{"text", texts[n]},
+                  {"input_ids", enc.input_ids},
+                  {"masks", masks_json},
+                  {"filled", filled_text},
+                  {"filled_ids", filled}}
+                 .dump()
+          << "\n";
+    } else {
+      out << "filled: " << filled_text << "\n";
+    }
+  }
+}
+
+namespace {
+
+void classify_sequence(const Checkpoint& c, const ClassifyArgs& args,
+                       const std::vector<std::string>& texts, std::ostream& out) {
+  const auto& model = static_cast<const nn::BertForSequenceClassification&>(*c.model);
+  const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("classify");
+  const std::vector<std::string> names = label_names(model.config);
+  for (size_t n = 0; n < texts.size(); ++n) {
+    const data::Encoding enc =
+        args.text_pair.empty() ? tok.encode(texts[n]) : tok.encode_pair(texts[n], args.text_pair);
+    check_model_length(enc.input_ids.size(), model.config);
+    const Tensor logits = model.forward(bert_inputs(enc)).logits;  // [1, L]
+    json j = {{"text", texts[n]}, {"input_ids", enc.input_ids}};
+    if (!args.text_pair.empty()) j["text_pair"] = args.text_pair;
+    if (!args.json && n > 0) out << "\n";
+    if (model.config.num_labels == 1) {  // a regression head: the score itself
+      const double value = logits.to_vector<double>()[0];
+      j["score"] = value;
+      if (!args.json) out << "score: " << fixed4(value) << "\n";
+    } else {
+      const std::vector<double> p = probabilities(logits)[0];
+      const std::vector<int32_t> order = top_indices(p, p.size());
+      j["label"] = names[order[0]];
+      j["label_id"] = order[0];
+      json labels = json::array();
+      for (int32_t id : order) {
+        labels.push_back({{"label", names[id]}, {"id", id}, {"probability", p[id]}});
+        if (!args.json) out << names[id] << " " << fixed4(p[id]) << "\n";
+      }
+      j["labels"] = labels;
+    }
+    if (args.json) out << j.dump() << "\n";
+  }
+}
+
+// Each word is tagged by its first word piece, the alignment token classification trains
+// with (transformers' run_ner).
+void classify_tokens(const Checkpoint& c, const ClassifyArgs& args,
+                     const std::vector<std::string>& texts, std::ostream& out) {
+  const auto& model = static_cast<const nn::BertForTokenClassification&>(*c.model);
+  HEED_CHECK(args.text_pair.empty(),
+             "--text-pair is for sequence classification; checkpoint {} "
+             "is a BertForTokenClassification",
+             args.checkpoint);
+  const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("classify");
+  const std::vector<std::string> names = label_names(model.config);
+  for (size_t n = 0; n < texts.size(); ++n) {
+    const std::vector<std::string> words = tok.basic_tokenize(texts[n]);
+    std::vector<int32_t> pieces;
+    std::vector<size_t> first_piece;  // position of each word's first piece in the input
+    for (const std::string& word : words) {
+      first_piece.push_back(pieces.size() + 1);  // + 1: after [CLS]
+      tok.wordpiece_ids(word, pieces);
+    }
+    const data::Encoding enc = tok.build_inputs(pieces, std::nullopt, 0);
+    check_model_length(enc.input_ids.size(), model.config);
+    const auto probs = probabilities(model.forward(bert_inputs(enc)).logits.select(0, 0));
+
+    json words_json = json::array(), tokens_json = json::array();
+    for (size_t t = 0; t < enc.input_ids.size(); ++t) {
+      const int32_t label = top_indices(probs[t], 1)[0];
+      tokens_json.push_back({{"token", tok.vocab().token(enc.input_ids[t])},
+                             {"id", enc.input_ids[t]},
+                             {"label", names[label]},
+                             {"probability", probs[t][label]}});
+    }
+    if (!args.json && n > 0) out << "\n";
+    for (size_t w = 0; w < words.size(); ++w) {
+      const std::vector<double>& p = probs[first_piece[w]];
+      const int32_t label = top_indices(p, 1)[0];
+      words_json.push_back({{"word", words[w]},
+                            {"position", first_piece[w]},
+                            {"label", names[label]},
+                            {"label_id", label},
+                            {"probability", p[label]}});
+      if (!args.json) out << words[w] << "\t" << names[label] << "\t" << fixed4(p[label]) << "\n";
+    }
+    if (args.json) {
+      out << json{{"text", texts[n]},
+                  {"input_ids", enc.input_ids},
+                  {"words", words_json},
+                  {"tokens", tokens_json}}
+                 .dump()
+          << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+void run_classify(const ClassifyArgs& args, std::ostream& out) {
+  const std::vector<std::string> texts = input_texts(args.text, "text");
+  Checkpoint c = load_checkpoint(args.checkpoint, "classify",
+                                 {"BertForSequenceClassification", "BertForTokenClassification"});
+  NoGradGuard no_grad;
+  if (c.model->architecture() == "BertForTokenClassification") {
+    classify_tokens(c, args, texts, out);
+  } else {
+    classify_sequence(c, args, texts, out);
+  }
+}
+
+}  // namespace heed::infer

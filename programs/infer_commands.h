@@ -1,0 +1,50 @@
+#pragma once
+// The `infer` subcommands. Each writes plain text, or one JSON object per input text (JSON
+// Lines) with --json, to `out`, and throws heed::Error on bad input.
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace heed::infer {
+
+struct CommonArgs {
+  std::string checkpoint;
+  bool json = false;
+};
+
+struct FillMaskArgs : CommonArgs {
+  std::string text;
+  int64_t top_k = 5;
+};
+void run_fill_mask(const FillMaskArgs& args, std::ostream& out);
+
+struct ClassifyArgs : CommonArgs {
+  std::string text;
+  std::string text_pair;  // empty: a single text
+};
+void run_classify(const ClassifyArgs& args, std::ostream& out);
+
+struct GenerateArgs : CommonArgs {
+  std::string prompt;
+  int64_t max_new_tokens = 50;
+  double temperature = 1.0;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  uint64_t seed = 0;
+  bool greedy = false;
+};
+void run_generate(const GenerateArgs& args, std::ostream& out);
+
+struct ScoreArgs : CommonArgs {
+  std::string text;
+};
+void run_score(const ScoreArgs& args, std::ostream& out);
+
+struct TranslateArgs : CommonArgs {
+  std::string text;
+  int64_t num_beams = 1;
+  int64_t max_new_tokens = 100;
+};
+void run_translate(const TranslateArgs& args, std::ostream& out);
+
+}  // namespace heed::infer

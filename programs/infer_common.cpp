@@ -1,0 +1,113 @@
+#include "programs/infer_common.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "autograd/error.h"
+#include "nn/pretrained_io.h"
+#include "train/tokenizer_io.h"
+
+namespace heed::infer {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The architecture config.json declares, as from_pretrained would pick it.
+std::string declared_architecture(const nlohmann::json& config) {
+  if (auto it = config.find("architectures");
+      it != config.end() && it->is_array() && !it->empty() && (*it)[0].is_string()) {
+    return (*it)[0].get<std::string>();
+  }
+  const std::string type = config.value("model_type", "");
+  if (type == "bert") return "BertForMaskedLM";
+  if (type == "gpt2") return "GPT2LMHeadModel";
+  if (type == "bart") return "BartForConditionalGeneration";
+  return type.empty() ? "model of unknown type" : type;
+}
+
+std::string join_or(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+TextTokenizer TextTokenizer::load(const std::string& dir) {
+  TextTokenizer t;
+  if (train::tokenizer_class(dir) == "HeedCharTokenizer") {
+    t.chars_ = train::load_char_tokenizer(dir);
+  } else {
+    t.wordpiece_ = train::load_wordpiece(dir);
+  }
+  return t;
+}
+
+std::vector<int32_t> TextTokenizer::encode(const std::string& text) const {
+  return wordpiece_ ? wordpiece_->encode_ids(text) : chars_->encode(text);
+}
+
+std::vector<int32_t> TextTokenizer::encode_source(const std::string& text) const {
+  return wordpiece_ ? wordpiece_->encode(text).input_ids : chars_->encode(text);
+}
+
+std::string TextTokenizer::decode(const std::vector<int32_t>& ids) const {
+  return wordpiece_ ? wordpiece_->decode(ids) : chars_->decode(ids);
+}
+
+const std::string& TextTokenizer::token(int32_t id) const {
+  return wordpiece_ ? wordpiece_->vocab().token(id) : chars_->vocab().token(id);
+}
+
+const data::WordPieceTokenizer& TextTokenizer::wordpiece(const std::string& command) const {
+  HEED_CHECK(wordpiece_.has_value(),
+             "{} needs a WordPiece tokenizer; this checkpoint has a "
+             "character tokenizer",
+             command);
+  return *wordpiece_;
+}
+
+Checkpoint load_checkpoint(const std::string& dir, const std::string& command,
+                           const std::vector<std::string>& architectures) {
+  HEED_CHECK(fs::exists(dir), "checkpoint {} does not exist", dir);
+  HEED_CHECK(fs::is_directory(dir), "checkpoint {} is not a directory", dir);
+  const std::string arch = declared_architecture(nn::read_model_config(dir));
+  HEED_CHECK(std::find(architectures.begin(), architectures.end(), arch) != architectures.end(),
+             "checkpoint {} is a {}; {} needs a {}", dir, arch, command, join_or(architectures));
+  Checkpoint c{dir, nn::from_pretrained(dir), TextTokenizer::load(dir)};
+  c.model->eval();
+  return c;
+}
+
+std::vector<std::string> input_texts(const std::string& text, const std::string& what) {
+  if (text != "-") {
+    HEED_CHECK(text.find_first_not_of(" \t\r\n") != std::string::npos, "empty {}", what);
+    return {text};
+  }
+  std::vector<std::string> texts;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    HEED_CHECK(line.find_first_not_of(" \t") != std::string::npos, "stdin:{}: empty {}",
+               texts.size() + 1, what);
+    texts.push_back(line);
+  }
+  HEED_CHECK(!texts.empty(), "no {} on stdin", what);
+  return texts;
+}
+
+void check_length(size_t n, int64_t limit, const std::string& what, const std::string& field) {
+  HEED_CHECK(static_cast<int64_t>(n) <= limit, "{} is {} tokens; the model takes at most {} ({})",
+             what, n, limit, field);
+}
+
+std::string fixed4(double x) {
+  return fmt::format("{:.4f}", x);
+}
+
+}  // namespace heed::infer

@@ -1,0 +1,57 @@
+#pragma once
+// What every `infer` subcommand shares: loading a checkpoint of the right family with its
+// tokenizer, reading the input texts, checking lengths against the model's positions.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/char_tokenizer.h"
+#include "data/wordpiece.h"
+#include "nn/models/pretrained.h"
+
+namespace heed::infer {
+
+// A model directory's tokenizer: WordPiece or heed's character tokenizer.
+class TextTokenizer {
+ public:
+  static TextTokenizer load(const std::string& dir);
+
+  // Ids of the text alone, without special tokens.
+  std::vector<int32_t> encode(const std::string& text) const;
+  // Ids as an encoder input: [CLS] text [SEP] for WordPiece, the plain ids for characters.
+  std::vector<int32_t> encode_source(const std::string& text) const;
+  // Text of the ids, special tokens dropped.
+  std::string decode(const std::vector<int32_t>& ids) const;
+  // The vocabulary entry of one id.
+  const std::string& token(int32_t id) const;
+  // The WordPiece tokenizer; throws naming `command` for a character tokenizer.
+  const data::WordPieceTokenizer& wordpiece(const std::string& command) const;
+
+ private:
+  std::optional<data::WordPieceTokenizer> wordpiece_;
+  std::optional<data::CharTokenizer> chars_;
+};
+
+struct Checkpoint {
+  std::string dir;
+  std::shared_ptr<nn::PretrainedModel> model;  // in eval mode
+  TextTokenizer tokenizer;
+};
+
+// Loads `dir` if its config.json names one of `architectures`; otherwise throws
+// "checkpoint DIR is a X; COMMAND needs a Y".
+Checkpoint load_checkpoint(const std::string& dir, const std::string& command,
+                           const std::vector<std::string>& architectures);
+
+// The texts to run on: `text` itself, or every line of stdin when it is "-". An empty text
+// throws (naming the stdin line).
+std::vector<std::string> input_texts(const std::string& text, const std::string& what);
+
+// Throws "WHAT is N tokens; the model takes at most LIMIT (FIELD)" when n > limit.
+void check_length(size_t n, int64_t limit, const std::string& what, const std::string& field);
+
+// Prints a probability or log-probability the way plain output shows them.
+std::string fixed4(double x);
+
+}  // namespace heed::infer

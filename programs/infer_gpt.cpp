@@ -1,0 +1,113 @@
+// infer generate and score: the GPT checkpoints.
+#include <nlohmann/json.hpp>
+
+#include "autograd/error.h"
+#include "nn/models/gpt.h"
+#include "programs/infer_commands.h"
+#include "programs/infer_common.h"
+#include "train/generation.h"
+
+namespace heed::infer {
+namespace {
+
+using nlohmann::json;
+
+// A GPT conditions every text on its bos token, which is how heed's causal-LM data presents
+// a document (after the separator that ends the previous one); it also gives the first real
+// token a context, so that score can rate it.
+std::vector<int32_t> with_bos(const nn::GPT& model, std::vector<int32_t> ids) {
+  const int64_t bos = model.config.bos_token_id;
+  HEED_CHECK(bos >= 0 && bos < model.config.vocab_size,
+             "config.json: bos_token_id {} is outside the vocabulary of {} tokens", bos,
+             model.config.vocab_size);
+  ids.insert(ids.begin(), static_cast<int32_t>(bos));
+  return ids;
+}
+
+json tokens_json(const TextTokenizer& tok, const std::vector<int32_t>& ids,
+                 const std::vector<double>& log_probs) {
+  json tokens = json::array();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    tokens.push_back({{"token", tok.token(ids[i])}, {"id", ids[i]}, {"log_prob", log_probs[i]}});
+  }
+  return tokens;
+}
+
+}  // namespace
+
+void run_generate(const GenerateArgs& args, std::ostream& out) {
+  const std::vector<std::string> prompts = input_texts(args.prompt, "prompt");
+  Checkpoint c = load_checkpoint(args.checkpoint, "generate", {"GPT2LMHeadModel"});
+  const auto& model = static_cast<const nn::GPT&>(*c.model);
+  train::GenerationOptions options;
+  options.max_new_tokens = args.max_new_tokens;
+  options.greedy = args.greedy;
+  options.temperature = args.temperature;
+  options.top_k = args.top_k;
+  options.top_p = args.top_p;
+  options.seed = args.seed;
+  options.eos_token_id = static_cast<int32_t>(model.config.eos_token_id);
+  for (const std::string& prompt : prompts) {
+    const std::vector<int32_t> prompt_ids = c.tokenizer.encode(prompt);
+    HEED_CHECK(!prompt_ids.empty(), "prompt \"{}\" has no tokens", prompt);
+    const std::vector<int32_t> input = with_bos(model, prompt_ids);
+    HEED_CHECK(
+        static_cast<int64_t>(input.size()) < model.config.n_positions,
+        "prompt is {} tokens (with the bos token); the model takes at most {} (n_positions), "
+        "leaving no room to generate",
+        input.size(), model.config.n_positions);
+    const train::GenerationResult r = train::generate(model, input, options);
+
+    std::vector<int32_t> all = prompt_ids;
+    all.insert(all.end(), r.tokens.begin(), r.tokens.end());
+    const std::string text = c.tokenizer.decode(all);
+    if (args.json) {
+      out << json{{"prompt", prompt},
+                  {"input_ids", input},
+                  {"generated_ids", r.tokens},
+                  {"generated_text", c.tokenizer.decode(r.tokens)},
+                  {"text", text},
+                  {"tokens", tokens_json(c.tokenizer, r.tokens, r.log_probs)},
+                  {"total_log_prob", r.total_log_prob},
+                  {"stop_reason", train::to_string(r.stop_reason)}}
+                 .dump()
+          << "\n";
+    } else {
+      out << text << "\n";
+    }
+  }
+}
+
+void run_score(const ScoreArgs& args, std::ostream& out) {
+  const std::vector<std::string> texts = input_texts(args.text, "text");
+  Checkpoint c = load_checkpoint(args.checkpoint, "score", {"GPT2LMHeadModel"});
+  const auto& model = static_cast<const nn::GPT&>(*c.model);
+  for (size_t n = 0; n < texts.size(); ++n) {
+    const std::vector<int32_t> text_ids = c.tokenizer.encode(texts[n]);
+    HEED_CHECK(!text_ids.empty(), "text \"{}\" has no tokens", texts[n]);
+    const std::vector<int32_t> input = with_bos(model, text_ids);
+    check_length(input.size(), model.config.n_positions, "text (with the bos token)",
+                 "n_positions");
+    const train::ScoreResult s = train::score(model, input);
+    if (args.json) {
+      out << json{{"text", texts[n]},
+                  {"input_ids", input},
+                  {"tokens", tokens_json(c.tokenizer, text_ids, s.log_probs)},
+                  {"total_log_prob", s.total_log_prob},
+                  {"num_tokens", s.log_probs.size()},
+                  {"perplexity", s.perplexity}}
+                 .dump()
+          << "\n";
+      continue;
+    }
+    if (n > 0) out << "\n";
+    for (size_t i = 0; i < text_ids.size(); ++i) {
+      out << c.tokenizer.token(text_ids[i]) << "\t" << text_ids[i] << "\t" << fixed4(s.log_probs[i])
+          << "\n";
+    }
+    out << "perplexity: " << fixed4(s.perplexity) << " (" << s.log_probs.size()
+        << " tokens, total log-prob " << fixed4(s.total_log_prob) << ")\n";
+  }
+}
+
+}  // namespace heed::infer

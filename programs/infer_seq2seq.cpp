@@ -1,0 +1,57 @@
+// infer translate (alias seq2seq): the encoder-decoder checkpoints.
+#include <nlohmann/json.hpp>
+
+#include "autograd/error.h"
+#include "nn/models/encoder_decoder.h"
+#include "programs/infer_commands.h"
+#include "programs/infer_common.h"
+#include "train/generation.h"
+
+namespace heed::infer {
+
+void run_translate(const TranslateArgs& args, std::ostream& out) {
+  HEED_CHECK(args.num_beams >= 1, "--num-beams must be >= 1, got {}", args.num_beams);
+  HEED_CHECK(args.max_new_tokens >= 1, "--max-new-tokens must be >= 1, got {}",
+             args.max_new_tokens);
+  const std::vector<std::string> texts = input_texts(args.text, "text");
+  Checkpoint c = load_checkpoint(args.checkpoint, "translate", {"BartForConditionalGeneration"});
+  const auto& model = static_cast<const nn::EncoderDecoder&>(*c.model);
+  for (const std::string& text : texts) {
+    const std::vector<int32_t> source = c.tokenizer.encode_source(text);
+    HEED_CHECK(!source.empty(), "text \"{}\" has no tokens", text);
+    check_length(source.size(), model.config.max_position_embeddings, "text",
+                 "max_position_embeddings");
+    train::GenerationResult r;
+    double beam_score = 0.0;
+    if (args.num_beams == 1) {
+      train::GenerationOptions options;
+      options.greedy = true;
+      options.max_new_tokens = args.max_new_tokens;
+      r = train::generate(model, source, options);
+    } else {
+      train::BeamSearchOptions options;
+      options.num_beams = args.num_beams;
+      options.max_new_tokens = args.max_new_tokens;
+      train::BeamSearchResult b = train::beam_search(model, source, options);
+      r = std::move(b.best);
+      beam_score = b.score;
+    }
+    const std::string output = c.tokenizer.decode(r.tokens);
+    if (args.json) {
+      nlohmann::json j = {{"text", text},
+                          {"input_ids", source},
+                          {"output", output},
+                          {"output_ids", r.tokens},
+                          {"log_probs", r.log_probs},
+                          {"total_log_prob", r.total_log_prob},
+                          {"num_beams", args.num_beams},
+                          {"stop_reason", train::to_string(r.stop_reason)}};
+      if (args.num_beams > 1) j["score"] = beam_score;
+      out << j.dump() << "\n";
+    } else {
+      out << output << "\n";
+    }
+  }
+}
+
+}  // namespace heed::infer

@@ -1,0 +1,464 @@
+// The `infer` program, run as a subprocess on tiny random checkpoints written with
+// save_pretrained: its outputs equal those of the models kept in memory, its JSON carries the
+// token ids, and every bad input is one line on stderr with exit code 2.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "data/char_tokenizer.h"
+#include "data/wordpiece.h"
+#include "nn/models/bert.h"
+#include "nn/models/encoder_decoder.h"
+#include "nn/models/gpt.h"
+#include "nn/pretrained_io.h"
+#include "train/generation.h"
+#include "train/tokenizer_io.h"
+
+namespace heed::train {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Wider than the usual 0.02, so that argmaxes win by clear margins.
+constexpr double kInitStd = 0.5;
+constexpr int64_t kBertPositions = 32;
+constexpr int64_t kGptPositions = 16;
+
+data::WordPieceTokenizer tiny_wordpiece() {
+  return data::WordPieceTokenizer(
+      data::Vocab({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "dog",   "sat",
+                   "on",    "mat",   "a",     "house", "of",     "ran", "big", "small", "red",
+                   "and",   "is",    "was",   ".",     ",",      "##s", "##ed"}));
+}
+
+nn::BertConfig tiny_bert_config(int64_t vocab) {
+  nn::BertConfig c;
+  c.vocab_size = vocab;
+  c.hidden_size = 16;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 2;
+  c.intermediate_size = 32;
+  c.max_position_embeddings = kBertPositions;
+  c.initializer_range = kInitStd;
+  return c;
+}
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+// Tiny checkpoints of every family, written once for the suite; the models stay in memory.
+class Infer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("heed_infer_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    const data::WordPieceTokenizer tok = tiny_wordpiece();
+    const int64_t V = tok.vocab_size();
+
+    mlm_ = std::make_shared<nn::BertForMaskedLM>(tiny_bert_config(V), 1);
+    nn::BertConfig cls_config = tiny_bert_config(V);
+    cls_config.num_labels = 3;
+    cls_config.id2label = {"negative", "neutral", "positive"};
+    cls_ = std::make_shared<nn::BertForSequenceClassification>(cls_config, 2);
+    nn::BertConfig tag_config = tiny_bert_config(V);
+    tag_config.num_labels = 4;
+    tag_config.id2label = {"DET", "NOUN", "VERB", "ADP"};
+    tagger_ = std::make_shared<nn::BertForTokenClassification>(tag_config, 3);
+
+    nn::GPT2Config g;
+    g.vocab_size = V;
+    g.n_positions = kGptPositions;
+    g.n_embd = 16;
+    g.n_layer = 2;
+    g.n_head = 2;
+    g.initializer_range = kInitStd;
+    g.bos_token_id = g.eos_token_id = *tok.vocab().find("[SEP]");  // the document separator
+    gpt_ = std::make_shared<nn::GPT>(g, 4);
+
+    const data::CharTokenizer chars =
+        data::CharTokenizer::build({"abcdefghij klmnop"}, data::CharTokenizer::Unit::kCharacter);
+    nn::BartConfig b;
+    b.vocab_size = chars.vocab_size();
+    b.max_position_embeddings = 24;
+    b.d_model = 16;
+    b.encoder_layers = b.decoder_layers = 2;
+    b.encoder_attention_heads = b.decoder_attention_heads = 2;
+    b.encoder_ffn_dim = b.decoder_ffn_dim = 32;
+    b.init_std = kInitStd;
+    b.pad_token_id = chars.pad_id();
+    b.bos_token_id = b.decoder_start_token_id = chars.bos_id();
+    b.eos_token_id = chars.eos_id();
+    bart_ = std::make_shared<nn::EncoderDecoder>(b, 5);
+
+    for (auto [name, model] :
+         std::vector<std::pair<std::string, nn::PretrainedModel*>>{{"mlm", mlm_.get()},
+                                                                   {"cls", cls_.get()},
+                                                                   {"tagger", tagger_.get()},
+                                                                   {"gpt", gpt_.get()},
+                                                                   {"bart", bart_.get()}}) {
+      model->eval();
+      nn::save_pretrained(*model, path(name));
+      if (name == "bart") {
+        save_char_tokenizer(chars, path(name));
+      } else {
+        save_wordpiece(tok, path(name), name == "gpt" ? kGptPositions : kBertPositions);
+      }
+    }
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  static std::string path(const std::string& name) { return (dir_ / name).string(); }
+
+  // Runs `infer ARGS` (already quoted where needed) with `input` on stdin.
+  static Outcome infer(const std::string& args, const std::string& input = "") {
+    const fs::path in = dir_ / "stdin.txt", err = dir_ / "stderr.txt";
+    std::ofstream(in) << input;
+    // One thread: the models are tiny, and OpenMP threads spinning in two processes at once
+    // on two shared cores cost far more than they give.
+    const std::string command = "OMP_NUM_THREADS=1 " + std::string(HEED_INFER_BIN) + " " + args +
+                                " <" + in.string() + " 2>" + err.string();
+    Outcome r;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return r;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
+    const int status = pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::stringstream e;
+    e << std::ifstream(err).rdbuf();
+    r.err = e.str();
+    return r;
+  }
+
+  static std::vector<json> json_lines(const std::string& out) {
+    std::vector<json> lines;
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(json::parse(line));
+    return lines;
+  }
+
+  static inline fs::path dir_;
+  static inline std::shared_ptr<nn::BertForMaskedLM> mlm_;
+  static inline std::shared_ptr<nn::BertForSequenceClassification> cls_;
+  static inline std::shared_ptr<nn::BertForTokenClassification> tagger_;
+  static inline std::shared_ptr<nn::GPT> gpt_;
+  static inline std::shared_ptr<nn::EncoderDecoder> bart_;
+};
+
+Tensor ids_row(const std::vector<int32_t>& ids) {
+  return from_vector(std::vector<int64_t>(ids.begin(), ids.end()),
+                     {1, static_cast<int64_t>(ids.size())});
+}
+
+// softmax of the in-memory model's logits [1, T, C] or [1, C], as rows.
+std::vector<float> probabilities(const nn::PretrainedModel& model, const data::Encoding& enc) {
+  NoGradGuard no_grad;
+  nn::ModelInputs in;
+  in.input_ids = ids_row(enc.input_ids);
+  in.token_type_ids = ids_row(enc.token_type_ids);
+  return softmax(model.forward(in).logits, -1).to_vector<float>();
+}
+
+TEST_F(Infer, FillMaskJsonHasTokenIdsAndMatchesTheModelInMemory) {
+  const std::string text = "the [MASK] sat on the [MASK] .";
+  const Outcome r =
+      infer("fill-mask --json --top-k 3 --checkpoint " + path("mlm") + " --text " + quote(text));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::vector<json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u);
+  const json& j = lines[0];
+
+  const data::WordPieceTokenizer tok = tiny_wordpiece();
+  const data::Encoding enc = tok.encode(text);
+  EXPECT_EQ(j["input_ids"].get<std::vector<int32_t>>(), enc.input_ids);
+  const std::vector<float> p = probabilities(*mlm_, enc);
+  const int64_t V = tok.vocab_size();
+  ASSERT_EQ(j["masks"].size(), 2u);
+  std::vector<int32_t> filled = enc.input_ids;
+  for (const json& mask : j["masks"]) {
+    const size_t pos = mask["position"];
+    EXPECT_EQ(enc.input_ids[pos], tok.mask_id());
+    const std::vector<float> row(p.begin() + pos * V, p.begin() + (pos + 1) * V);
+    ASSERT_EQ(mask["candidates"].size(), 3u);
+    double previous = 1.0;
+    for (const json& c : mask["candidates"]) {
+      const int32_t id = c["id"];
+      EXPECT_EQ(c["token"], tok.vocab().token(id));
+      EXPECT_NEAR(c["probability"].get<double>(), row[id], 1e-6);
+      EXPECT_LE(c["probability"].get<double>(), previous);
+      previous = c["probability"];
+    }
+    // The first candidate is the model's argmax.
+    const int32_t best =
+        static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    EXPECT_EQ(mask["candidates"][0]["id"], best);
+    filled[pos] = best;
+  }
+  EXPECT_EQ(j["filled_ids"].get<std::vector<int32_t>>(), filled);
+  EXPECT_EQ(j["filled"], tok.decode(filled));
+}
+
+TEST_F(Infer, FillMaskPlainOutputListsCandidatesAndTheFilledText) {
+  const Outcome r =
+      infer("fill-mask --top-k 4 --checkpoint " + path("mlm") + " --text 'a big [MASK] ran .'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream in(r.out);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 5u) << r.out;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(lines[i].rfind("[MASK] 1: ", 0), 0u) << lines[i];
+  EXPECT_EQ(lines[4].rfind("filled: a big ", 0), 0u) << lines[4];
+}
+
+TEST_F(Infer, FillMaskReadsOneTextPerLineFromStdin) {
+  const Outcome r = infer("fill-mask --json --checkpoint " + path("mlm") + " --text -",
+                          "the [MASK] ran\na [MASK] house\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<json> lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["text"], "the [MASK] ran");
+  EXPECT_EQ(lines[1]["text"], "a [MASK] house");
+  EXPECT_EQ(lines[1]["masks"][0]["candidates"].size(), 5u);  // the default top-k
+}
+
+TEST_F(Infer, ClassifyGivesLabelProbabilitiesOfTheModelInMemory) {
+  const data::WordPieceTokenizer tok = tiny_wordpiece();
+  for (bool pair : {false, true}) {
+    std::string args = "classify --json --checkpoint " + path("cls") + " --text 'the cat sat'";
+    if (pair) args += " --text-pair 'a dog ran'";
+    const Outcome r = infer(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json j = json_lines(r.out).at(0);
+    const data::Encoding enc =
+        pair ? tok.encode_pair("the cat sat", "a dog ran") : tok.encode("the cat sat");
+    EXPECT_EQ(j["input_ids"].get<std::vector<int32_t>>(), enc.input_ids);
+    const std::vector<float> p = probabilities(*cls_, enc);
+    const std::vector<std::string> names = {"negative", "neutral", "positive"};
+    ASSERT_EQ(j["labels"].size(), 3u);
+    double total = 0.0;
+    for (const json& l : j["labels"]) {
+      const int id = l["id"];
+      EXPECT_EQ(l["label"], names[id]);
+      EXPECT_NEAR(l["probability"].get<double>(), p[id], 1e-6);
+      total += l["probability"].get<double>();
+    }
+    EXPECT_NEAR(total, 1.0, 1e-5);
+    const int best = static_cast<int>(std::max_element(p.begin(), p.end()) - p.begin());
+    EXPECT_EQ(j["label_id"], best);
+    EXPECT_EQ(j["label"], names[best]);
+  }
+}
+
+TEST_F(Infer, ClassifyTagsEveryWordByItsFirstPiece) {
+  const Outcome r =
+      infer("classify --json --checkpoint " + path("tagger") + " --text 'the cats sat'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json_lines(r.out).at(0);
+  const data::WordPieceTokenizer tok = tiny_wordpiece();
+  const data::Encoding enc = tok.encode("the cats sat");  // [CLS] the cat ##s sat [SEP]
+  ASSERT_EQ(enc.input_ids.size(), 6u);
+  EXPECT_EQ(j["input_ids"].get<std::vector<int32_t>>(), enc.input_ids);
+  const std::vector<float> p = probabilities(*tagger_, enc);
+  const std::vector<std::string> names = {"DET", "NOUN", "VERB", "ADP"};
+  const std::vector<std::pair<std::string, size_t>> words = {{"the", 1}, {"cats", 2}, {"sat", 4}};
+  ASSERT_EQ(j["words"].size(), words.size());
+  for (size_t w = 0; w < words.size(); ++w) {
+    const json& word = j["words"][w];
+    EXPECT_EQ(word["word"], words[w].first);
+    EXPECT_EQ(word["position"], words[w].second);
+    const auto row = p.begin() + words[w].second * 4;
+    const int best = static_cast<int>(std::max_element(row, row + 4) - row);
+    EXPECT_EQ(word["label"], names[best]);
+    EXPECT_NEAR(word["probability"].get<double>(), row[best], 1e-6);
+  }
+  EXPECT_EQ(j["tokens"].size(), 6u);
+
+  const Outcome plain = infer("classify --checkpoint " + path("tagger") + " --text 'the cats sat'");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out.rfind("the\t" + j["words"][0]["label"].get<std::string>() + "\t", 0), 0u)
+      << plain.out;
+}
+
+TEST_F(Infer, GenerateGreedyContinuesAsTheModelInMemory) {
+  const Outcome r = infer("generate --json --greedy --max-new-tokens 8 --checkpoint " +
+                          path("gpt") + " --prompt 'the cat'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json_lines(r.out).at(0);
+  const data::WordPieceTokenizer tok = tiny_wordpiece();
+  std::vector<int32_t> input = {tok.sep_id()};  // the bos
+  for (int32_t id : tok.encode_ids("the cat")) input.push_back(id);
+  EXPECT_EQ(j["input_ids"].get<std::vector<int32_t>>(), input);
+  GenerationOptions o;
+  o.greedy = true;
+  o.max_new_tokens = 8;
+  o.eos_token_id = tok.sep_id();
+  const GenerationResult expected = generate(*gpt_, input, o);
+  EXPECT_EQ(j["generated_ids"].get<std::vector<int32_t>>(), expected.tokens);
+  EXPECT_EQ(j["stop_reason"], to_string(expected.stop_reason));
+  ASSERT_EQ(j["tokens"].size(), expected.tokens.size());
+  for (size_t i = 0; i < expected.tokens.size(); ++i) {
+    EXPECT_NEAR(j["tokens"][i]["log_prob"].get<double>(), expected.log_probs[i], 1e-6);
+  }
+  std::vector<int32_t> all = tok.encode_ids("the cat");
+  all.insert(all.end(), expected.tokens.begin(), expected.tokens.end());
+  EXPECT_EQ(j["text"], tok.decode(all));
+}
+
+TEST_F(Infer, GenerateWithASeedIsReproducible) {
+  const std::string args =
+      "generate --json --temperature 3 --top-p 0.95 --max-new-tokens 10 "
+      "--checkpoint " +
+      path("gpt") + " --prompt 'a dog'";
+  const Outcome a = infer(args + " --seed 7"), b = infer(args + " --seed 7"),
+                c = infer(args + " --seed 8");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  // The same draw as in memory.
+  const data::WordPieceTokenizer tok = tiny_wordpiece();
+  std::vector<int32_t> input = {tok.sep_id()};
+  for (int32_t id : tok.encode_ids("a dog")) input.push_back(id);
+  GenerationOptions o;
+  o.temperature = 3.0;
+  o.top_p = 0.95;
+  o.max_new_tokens = 10;
+  o.seed = 7;
+  o.eos_token_id = tok.sep_id();
+  EXPECT_EQ(json_lines(a.out).at(0)["generated_ids"].get<std::vector<int32_t>>(),
+            generate(*gpt_, input, o).tokens);
+  o.seed = 8;
+  EXPECT_EQ(json_lines(c.out).at(0)["generated_ids"].get<std::vector<int32_t>>(),
+            generate(*gpt_, input, o).tokens);
+}
+
+TEST_F(Infer, ScoreGivesTheLogProbabilitiesOfTheModelInMemory) {
+  const Outcome r = infer("score --json --checkpoint " + path("gpt") + " --text 'the dog ran .'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json_lines(r.out).at(0);
+  const data::WordPieceTokenizer tok = tiny_wordpiece();
+  std::vector<int32_t> input = {tok.sep_id()};
+  for (int32_t id : tok.encode_ids("the dog ran .")) input.push_back(id);
+  EXPECT_EQ(j["input_ids"].get<std::vector<int32_t>>(), input);
+  const ScoreResult s = score(*gpt_, input);
+  ASSERT_EQ(j["tokens"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(j["tokens"][i]["id"], input[i + 1]);
+    EXPECT_NEAR(j["tokens"][i]["log_prob"].get<double>(), s.log_probs[i], 1e-6);
+  }
+  EXPECT_NEAR(j["perplexity"].get<double>(), s.perplexity, 1e-6 * s.perplexity);
+  EXPECT_EQ(j["num_tokens"], 4);
+
+  const Outcome plain = infer("score --checkpoint " + path("gpt") + " --text 'the dog ran .'");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("perplexity: "), std::string::npos) << plain.out;
+}
+
+TEST_F(Infer, TranslateGreedyAndBeamGiveTheOutputsOfTheModelInMemory) {
+  const data::CharTokenizer chars = load_char_tokenizer(path("bart"));
+  const std::vector<int32_t> source = chars.encode("hello");  // 'l' is in the vocabulary
+  for (const std::string command : {"translate", "seq2seq"}) {
+    const Outcome greedy = infer(command + " --json --checkpoint " + path("bart") +
+                                 " --text hello --max-new-tokens 12");
+    ASSERT_EQ(greedy.code, 0) << greedy.err;
+    const json g = json_lines(greedy.out).at(0);
+    EXPECT_EQ(g["input_ids"].get<std::vector<int32_t>>(), source);
+    GenerationOptions o;
+    o.greedy = true;
+    o.max_new_tokens = 12;
+    const GenerationResult expected = generate(*bart_, source, o);
+    EXPECT_EQ(g["output_ids"].get<std::vector<int32_t>>(), expected.tokens);
+    EXPECT_EQ(g["output"], chars.decode(expected.tokens));
+  }
+  const Outcome beam = infer("translate --json --num-beams 3 --max-new-tokens 12 --checkpoint " +
+                             path("bart") + " --text hello");
+  ASSERT_EQ(beam.code, 0) << beam.err;
+  const json b = json_lines(beam.out).at(0);
+  BeamSearchOptions o;
+  o.num_beams = 3;
+  o.max_new_tokens = 12;
+  const BeamSearchResult expected = beam_search(*bart_, source, o);
+  EXPECT_EQ(b["output_ids"].get<std::vector<int32_t>>(), expected.best.tokens);
+  EXPECT_NEAR(b["score"].get<double>(), expected.score, 1e-6);
+}
+
+TEST_F(Infer, BadInputIsOneLineOnStderrAndExitCodeTwo) {
+  const std::string long_text = [] {
+    std::string s;
+    for (int i = 0; i < 20; ++i) s += "the cat ";
+    return s;
+  }();  // 40 tokens
+  const std::string missing = (dir_ / "no_such_dir").string();
+  struct Case {
+    std::string args, input, message;
+  };
+  const std::vector<Case> cases = {
+      {"generate --checkpoint " + path("gpt") + " --prompt ''", "", "infer generate: empty prompt"},
+      {"generate --checkpoint " + path("gpt") + " --prompt '  '", "",
+       "infer generate: empty prompt"},
+      {"fill-mask --checkpoint " + path("mlm") + " --text 'the cat sat'", "",
+       "infer fill-mask: no [MASK] in the text \"the cat sat\""},
+      {"generate --checkpoint " + path("mlm") + " --prompt 'the cat'", "",
+       "infer generate: checkpoint " + path("mlm") +
+           " is a BertForMaskedLM; generate needs a GPT2LMHeadModel"},
+      {"fill-mask --checkpoint " + path("gpt") + " --text 'the [MASK]'", "",
+       "infer fill-mask: checkpoint " + path("gpt") +
+           " is a GPT2LMHeadModel; fill-mask needs a BertForMaskedLM"},
+      {"translate --checkpoint " + path("cls") + " --text abc", "",
+       "infer translate: checkpoint " + path("cls") +
+           " is a BertForSequenceClassification; translate needs a BartForConditionalGeneration"},
+      {"classify --checkpoint " + path("gpt") + " --text abc", "",
+       "is a GPT2LMHeadModel; classify needs a BertForSequenceClassification or "
+       "BertForTokenClassification"},
+      {"score --checkpoint " + missing + " --text 'the cat'", "",
+       "infer score: checkpoint " + missing + " does not exist"},
+      {"score --checkpoint " + path("gpt") + " --text " + quote(long_text), "",
+       "infer score: text (with the bos token) is 41 tokens; the model takes at most 16 "
+       "(n_positions)"},
+      {"generate --checkpoint " + path("gpt") + " --prompt " + quote(long_text), "",
+       "infer generate: prompt is 41 tokens (with the bos token); the model takes at most 16"},
+      {"fill-mask --checkpoint " + path("mlm") + " --text " + quote(long_text + "[MASK]"), "",
+       "infer fill-mask: text is 43 tokens; the model takes at most 32 (max_position_embeddings)"},
+      {"classify --checkpoint " + path("tagger") + " --text 'a' --text-pair 'b'", "",
+       "infer classify: --text-pair is for sequence classification"},
+      {"fill-mask --checkpoint " + path("mlm") + " --text -", "the [MASK]\n\n",
+       "infer fill-mask: stdin:2: empty text"},
+      {"generate --checkpoint " + path("gpt"), "", "infer generate: --prompt is required"},
+      {"generate --checkpoint " + path("gpt") + " --prompt a --top-p 1.5", "",
+       "infer generate: --top-p"},
+      {"fill-mask --checkpoint " + path("mlm") + " --text '[MASK]' --top-k 0", "",
+       "infer fill-mask: --top-k must be >= 1"},
+      {"", "", "infer: A subcommand is required"},
+  };
+  for (const Case& c : cases) {
+    const Outcome r = infer(c.args, c.input);
+    EXPECT_EQ(r.code, 2) << c.args;
+    EXPECT_EQ(r.out, "") << c.args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace heed::train

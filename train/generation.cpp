@@ -1,0 +1,408 @@
+#include "train/generation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "autograd/error.h"
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+
+namespace heed::train {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+Tensor ids_tensor(const std::vector<std::vector<int32_t>>& rows) {
+  HEED_CHECK(!rows.empty() && !rows[0].empty(), "generation: empty prefix");
+  const size_t T = rows[0].size();
+  std::vector<int64_t> flat;
+  flat.reserve(rows.size() * T);
+  for (const auto& row : rows) {
+    HEED_CHECK(row.size() == T, "generation: prefixes of different lengths ({} and {})", T,
+               row.size());
+    flat.insert(flat.end(), row.begin(), row.end());
+  }
+  return from_vector(flat, {static_cast<int64_t>(rows.size()), static_cast<int64_t>(T)});
+}
+
+// The logits at the last position of [N, T, V], as [N, V].
+Tensor last_position(const Tensor& logits) {
+  return logits.select(1, logits.size(1) - 1).contiguous().to(DType::f32);
+}
+
+void check_eval_mode(const nn::Module& model, const char* what) {
+  HEED_CHECK(!model.is_training(), "{}: the model is in training mode (dropout on); call eval()",
+             what);
+}
+
+void validate(const GenerationOptions& o) {
+  HEED_CHECK(o.max_new_tokens >= 0, "generate: max_new_tokens must be >= 0, got {}",
+             o.max_new_tokens);
+  HEED_CHECK(o.temperature >= 0.0 && std::isfinite(o.temperature),
+             "generate: temperature must be >= 0, got {}", o.temperature);
+  HEED_CHECK(o.top_k >= 0, "generate: top_k must be >= 0, got {}", o.top_k);
+  HEED_CHECK(o.top_p > 0.0 && o.top_p <= 1.0, "generate: top_p must be in (0, 1], got {}", o.top_p);
+}
+
+// One row of a [N, V] tensor.
+std::vector<float> row(const Tensor& logits, int64_t i) {
+  const int64_t V = logits.size(1);
+  const float* p = logits.data<float>() + i * V;
+  return std::vector<float>(p, p + V);
+}
+
+// A sequence's score under the beam objective.
+double normalised(double sum_log_prob, int64_t length, double length_penalty) {
+  return sum_log_prob / std::pow(static_cast<double>(length), length_penalty);
+}
+
+}  // namespace
+
+std::string to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::eos:
+      return "eos";
+    case StopReason::max_new_tokens:
+      return "max_new_tokens";
+    case StopReason::max_length:
+      return "max_length";
+  }
+  return "?";
+}
+
+// --- models ---
+
+Tensor GptNextToken::next_logits(const std::vector<std::vector<int32_t>>& prefixes) {
+  check_eval_mode(model_, "generate");
+  NoGradGuard no_grad;
+  nn::ModelInputs in;
+  in.input_ids = ids_tensor(prefixes);
+  return last_position(model_.forward(in).logits);
+}
+
+Seq2SeqNextToken::Seq2SeqNextToken(const nn::EncoderDecoder& model,
+                                   std::span<const int32_t> source_ids)
+    : model_(model) {
+  check_eval_mode(model, "generate");
+  HEED_CHECK(!source_ids.empty(), "generate: empty source");
+  NoGradGuard no_grad;
+  memory_ = model.encode(ids_tensor({{source_ids.begin(), source_ids.end()}}));
+}
+
+Tensor Seq2SeqNextToken::next_logits(const std::vector<std::vector<int32_t>>& prefixes) {
+  NoGradGuard no_grad;
+  Tensor ids = ids_tensor(prefixes);
+  const int64_t N = ids.size(0);
+  // Every row attends to the same source; the kernels want it materialised per row.
+  Tensor memory =
+      N == 1 ? memory_ : expand(memory_, {N, memory_.size(1), memory_.size(2)}).contiguous();
+  return last_position(model_.decode(ids, memory));
+}
+
+// --- logits processing ---
+
+void apply_temperature(std::vector<float>& logits, double temperature) {
+  HEED_CHECK(temperature > 0.0, "apply_temperature: temperature must be > 0, got {}", temperature);
+  const float inv = static_cast<float>(1.0 / temperature);
+  for (float& x : logits) x *= inv;
+}
+
+void apply_top_k(std::vector<float>& logits, int64_t k) {
+  if (k <= 0 || k >= static_cast<int64_t>(logits.size())) return;
+  std::vector<float> sorted = logits;
+  std::nth_element(sorted.begin(), sorted.begin() + (k - 1), sorted.end(), std::greater<>());
+  const float kth = sorted[k - 1];
+  for (float& x : logits) {
+    if (x < kth) x = kNegInf;
+  }
+}
+
+void apply_top_p(std::vector<float>& logits, double p) {
+  if (p >= 1.0) return;
+  // Most probable first; on equal logits the smaller id first, so the kept set is defined.
+  std::vector<int32_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  const double max = logits[order[0]];
+  double total = 0.0;
+  for (float x : logits) total += std::exp(x - max);
+  // Keep tokens while the mass before them is still short of p: the first is always kept.
+  double mass = 0.0;
+  size_t keep = 0;
+  while (keep < order.size() && mass < p) {
+    mass += std::exp(logits[order[keep]] - max) / total;
+    ++keep;
+  }
+  for (size_t i = keep; i < order.size(); ++i) logits[order[i]] = kNegInf;
+}
+
+int32_t argmax(std::span<const float> logits) {
+  HEED_CHECK(!logits.empty(), "argmax: empty logits");
+  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+int32_t sample(std::span<const float> logits, Generator& generator) {
+  const float max = logits[argmax(logits)];
+  HEED_CHECK(max > kNegInf, "sample: every token has probability 0");
+  std::vector<double> weights(logits.size());
+  double total = 0.0;
+  for (size_t i = 0; i < logits.size(); ++i) total += weights[i] = std::exp(logits[i] - max);
+  // Inverse CDF; the argmax has weight 1, so total >= 1 and the draw always lands somewhere.
+  const double u = generator.next_double() * total;
+  double cumulative = 0.0;
+  int32_t last_positive = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (weights[i] <= 0.0) continue;
+    cumulative += weights[i];
+    last_positive = static_cast<int32_t>(i);
+    if (u < cumulative) return last_positive;
+  }
+  return last_positive;  // rounding left u at the very top
+}
+
+double log_prob_of(std::span<const float> logits, int32_t token) {
+  const double max = logits[argmax(logits)];
+  double total = 0.0;
+  for (float x : logits) total += std::exp(x - max);
+  return logits[token] - max - std::log(total);
+}
+
+// --- greedy and sampling ---
+
+GenerationResult generate(NextTokenModel& model, std::vector<int32_t> prefix,
+                          const GenerationOptions& options) {
+  validate(options);
+  HEED_CHECK(!prefix.empty(), "generate: empty prefix");
+  const bool greedy = options.greedy || options.temperature == 0.0;
+  Generator generator(options.seed);
+  GenerationResult result;
+  for (int64_t step = 0;; ++step) {
+    if (step == options.max_new_tokens) {
+      result.stop_reason = StopReason::max_new_tokens;
+      break;
+    }
+    if (static_cast<int64_t>(prefix.size()) >= model.max_length()) {
+      result.stop_reason = StopReason::max_length;
+      break;
+    }
+    std::vector<float> logits = row(model.next_logits({prefix}), 0);
+    int32_t token;
+    if (greedy) {
+      token = argmax(logits);
+    } else {
+      std::vector<float> warped = logits;
+      apply_temperature(warped, options.temperature);
+      apply_top_k(warped, options.top_k);
+      apply_top_p(warped, options.top_p);
+      token = sample(warped, generator);
+    }
+    const double lp = log_prob_of(logits, token);
+    prefix.push_back(token);
+    result.tokens.push_back(token);
+    result.log_probs.push_back(lp);
+    result.total_log_prob += lp;
+    if (options.eos_token_id && token == *options.eos_token_id) {
+      result.stop_reason = StopReason::eos;
+      break;
+    }
+  }
+  return result;
+}
+
+GenerationResult generate(const nn::GPT& model, std::span<const int32_t> prompt_ids,
+                          const GenerationOptions& options) {
+  GptNextToken next(model);
+  return generate(next, {prompt_ids.begin(), prompt_ids.end()}, options);
+}
+
+GenerationResult generate(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids,
+                          GenerationOptions options) {
+  if (!options.eos_token_id) options.eos_token_id = static_cast<int32_t>(model.config.eos_token_id);
+  Seq2SeqNextToken next(model, source_ids);
+  return generate(next, {static_cast<int32_t>(model.config.decoder_start_token_id)}, options);
+}
+
+// --- beam search ---
+
+namespace {
+
+struct Hypothesis {
+  std::vector<int32_t> sequence;  // prefix + generated tokens
+  std::vector<double> log_probs;  // of the generated tokens
+  double sum = 0.0;
+};
+
+// The num_beams best finished hypotheses by normalised score (HF's BeamHypotheses).
+class FinishedHypotheses {
+ public:
+  struct Entry {
+    Hypothesis hypothesis;
+    double score;
+  };
+
+  FinishedHypotheses(size_t capacity, double length_penalty)
+      : capacity_(capacity), length_penalty_(length_penalty) {}
+
+  // `length`: the tokens of the sequence that the score divides by.
+  void add(Hypothesis h, int64_t length) {
+    const double s = normalised(h.sum, length, length_penalty_);
+    if (full() && s <= worst_score()) return;
+    entries_.push_back({std::move(h), s});
+    if (entries_.size() > capacity_) entries_.erase(entries_.begin() + worst_index());
+  }
+  bool full() const { return entries_.size() >= capacity_; }
+  bool empty() const { return entries_.empty(); }
+  double worst_score() const { return entries_[worst_index()].score; }
+  const Entry& best() const {
+    return *std::max_element(entries_.begin(), entries_.end(), by_score);
+  }
+
+ private:
+  static bool by_score(const Entry& a, const Entry& b) { return a.score < b.score; }
+  size_t worst_index() const {
+    return std::min_element(entries_.begin(), entries_.end(), by_score) - entries_.begin();
+  }
+
+  size_t capacity_;
+  double length_penalty_;
+  std::vector<Entry> entries_;
+};
+
+struct Candidate {
+  double sum;
+  int32_t beam;
+  int32_t token;
+  double log_prob;
+};
+
+}  // namespace
+
+BeamSearchResult beam_search(NextTokenModel& model, std::vector<int32_t> prefix,
+                             const BeamSearchOptions& options) {
+  HEED_CHECK(options.num_beams >= 1, "beam_search: num_beams must be >= 1, got {}",
+             options.num_beams);
+  HEED_CHECK(options.max_new_tokens >= 0, "beam_search: max_new_tokens must be >= 0, got {}",
+             options.max_new_tokens);
+  HEED_CHECK(!prefix.empty(), "beam_search: empty prefix");
+  const size_t num_beams = static_cast<size_t>(options.num_beams);
+  const int64_t prefix_length = static_cast<int64_t>(prefix.size());
+
+  // HF starts with num_beams copies of the prefix, all but one at -1e9 so that the first step
+  // expands only one; starting from a single beam is the same search without the dummies.
+  std::vector<Hypothesis> running{{std::move(prefix), {}, 0.0}};
+  FinishedHypotheses finished(num_beams, options.length_penalty);
+  StopReason limit = StopReason::max_new_tokens;
+  for (int64_t step = 0; step < options.max_new_tokens; ++step) {
+    if (prefix_length + step >= model.max_length()) {
+      limit = StopReason::max_length;
+      break;
+    }
+    std::vector<std::vector<int32_t>> prefixes;
+    for (const Hypothesis& h : running) prefixes.push_back(h.sequence);
+    const Tensor logits = model.next_logits(prefixes);
+    const int64_t V = logits.size(1);
+
+    std::vector<Candidate> candidates;
+    candidates.reserve(running.size() * V);
+    for (size_t b = 0; b < running.size(); ++b) {
+      const std::vector<float> r = row(logits, static_cast<int64_t>(b));
+      const double max = r[argmax(r)];
+      double total = 0.0;
+      for (float x : r) total += std::exp(x - max);
+      const double log_total = max + std::log(total);
+      for (int64_t v = 0; v < V; ++v) {
+        const double lp = r[v] - log_total;
+        candidates.push_back(
+            {running[b].sum + lp, static_cast<int32_t>(b), static_cast<int32_t>(v), lp});
+      }
+    }
+    const size_t top = std::min(candidates.size(), 2 * num_beams);
+    std::partial_sort(candidates.begin(), candidates.begin() + top, candidates.end(),
+                      [](const Candidate& a, const Candidate& b) { return a.sum > b.sum; });
+
+    std::vector<Hypothesis> next;
+    for (size_t rank = 0; rank < top && next.size() < num_beams; ++rank) {
+      const Candidate& c = candidates[rank];
+      Hypothesis h = running[c.beam];
+      h.sequence.push_back(c.token);
+      h.log_probs.push_back(c.log_prob);
+      h.sum = c.sum;
+      if (options.eos_token_id && c.token == *options.eos_token_id) {
+        // An eos below the first num_beams candidates would not have been a beam either.
+        if (rank < num_beams) finished.add(std::move(h), prefix_length + step);
+      } else {
+        next.push_back(std::move(h));
+      }
+    }
+    running = std::move(next);
+    // HF's stopping rule without early stopping (BeamHypotheses.is_done): done when the best
+    // candidate of this step, scored at the current length, cannot beat the worst of the
+    // num_beams kept hypotheses.
+    if (running.empty() ||
+        (finished.full() &&
+         finished.worst_score() >=
+             normalised(candidates[0].sum, prefix_length + step, options.length_penalty))) {
+      running.clear();
+      break;
+    }
+  }
+  for (Hypothesis& h : running) {
+    const int64_t length = static_cast<int64_t>(h.sequence.size());
+    if (length > prefix_length) finished.add(std::move(h), length);
+  }
+
+  BeamSearchResult result;
+  if (finished.empty()) {
+    result.best.stop_reason = limit;  // nothing could be generated
+    return result;
+  }
+  const auto& [best, best_score] = finished.best();
+  result.score = best_score;
+  result.best.tokens.assign(best.sequence.begin() + prefix_length, best.sequence.end());
+  result.best.log_probs = best.log_probs;
+  result.best.total_log_prob = best.sum;
+  const bool ended = options.eos_token_id && !result.best.tokens.empty() &&
+                     result.best.tokens.back() == *options.eos_token_id;
+  result.best.stop_reason = ended ? StopReason::eos : limit;
+  return result;
+}
+
+BeamSearchResult beam_search(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids,
+                             BeamSearchOptions options) {
+  if (!options.eos_token_id) options.eos_token_id = static_cast<int32_t>(model.config.eos_token_id);
+  Seq2SeqNextToken next(model, source_ids);
+  return beam_search(next, {static_cast<int32_t>(model.config.decoder_start_token_id)}, options);
+}
+
+// --- scoring ---
+
+Tensor next_token_log_probs(const nn::GPT& model, std::span<const int32_t> ids) {
+  check_eval_mode(model, "score");
+  NoGradGuard no_grad;
+  nn::ModelInputs in;
+  in.input_ids = ids_tensor({{ids.begin(), ids.end()}});
+  Tensor logits = model.forward(in).logits.select(0, 0);  // [T, V]
+  return log_softmax(logits, 1).contiguous().to(DType::f32);
+}
+
+ScoreResult score(const nn::GPT& model, std::span<const int32_t> ids) {
+  HEED_CHECK(ids.size() >= 2, "score: needs at least 2 tokens (a context and a target), got {}",
+             ids.size());
+  const Tensor log_probs = next_token_log_probs(model, ids);
+  const int64_t V = log_probs.size(1);
+  const float* lp = log_probs.data<float>();
+  ScoreResult result;
+  for (size_t t = 1; t < ids.size(); ++t) {
+    const double x = lp[(t - 1) * V + ids[t]];
+    result.log_probs.push_back(x);
+    result.total_log_prob += x;
+  }
+  result.perplexity =
+      std::exp(-result.total_log_prob / static_cast<double>(result.log_probs.size()));
+  return result;
+}
+
+}  // namespace heed::train
