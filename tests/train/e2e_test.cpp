@@ -178,3 +178,13 @@ TEST(EndToEnd, BadConfigsExitWith2AndOneLine) {
       "train.max_steps");
   expect_config_error("model: {arch: bert}\n" + std::string(kGoodTail), "task");
 }
+
+TEST(EndToEnd, ANonFiniteLossStopsTheRunWithExitCode1) {
+  // An absurd learning rate without clipping blows the weights up within a couple of steps.
+  const std::string out = fresh_dir("nan");
+  Outcome o = run_train(mlm_args(out, "--set optim.name=sgd --set optim.lr=1e12 "
+                                      "--set train.max_grad_norm=0.0 --set schedule.warmup_steps=0"));
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find("stopping: the loss is"), std::string::npos) << o.output;
+  EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint-200"));
+}
