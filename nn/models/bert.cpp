@@ -207,19 +207,27 @@ ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
   return out;
 }
 
+// The body both classification heads share: the encoder (with or without the pooler), the
+// dropout before the classifier (classifier_dropout, else hidden_dropout_prob), the classifier.
+template <typename Head>
+void BertBase::build_classification_head(Head& head, const BertConfig& c, uint64_t seed,
+                                         DType dtype, bool pooler) {
+  head.config = c;
+  Generator init(seed);
+  head.dropout_generator = std::make_shared<Generator>(seed + 1);
+  head.bert = head.register_module(
+      "bert", std::make_shared<BertModel>(c, init, head.dropout_generator, pooler, dtype));
+  head.dropout = head.register_module(
+      "dropout", std::make_shared<Dropout>(c.classifier_dropout.value_or(c.hidden_dropout_prob),
+                                           head.dropout_generator));
+  head.classifier = head.register_module(
+      "classifier", std::make_shared<Linear>(c.hidden_size, c.num_labels, init, true,
+                                             c.initializer_range, dtype));
+}
+
 BertForSequenceClassification::BertForSequenceClassification(const BertConfig& c, uint64_t seed,
                                                              DType dtype) {
-  config = c;
-  Generator init(seed);
-  dropout_generator = std::make_shared<Generator>(seed + 1);
-  bert =
-      register_module("bert", std::make_shared<BertModel>(c, init, dropout_generator, true, dtype));
-  dropout = register_module(
-      "dropout", std::make_shared<Dropout>(c.classifier_dropout.value_or(c.hidden_dropout_prob),
-                                           dropout_generator));
-  classifier =
-      register_module("classifier", std::make_shared<Linear>(c.hidden_size, c.num_labels, init,
-                                                             true, c.initializer_range, dtype));
+  build_classification_head(*this, c, seed, dtype, /*pooler=*/true);
 }
 
 ModelOutputs BertForSequenceClassification::forward(const ModelInputs& in) const {
@@ -240,17 +248,7 @@ ModelOutputs BertForSequenceClassification::forward(const ModelInputs& in) const
 
 BertForTokenClassification::BertForTokenClassification(const BertConfig& c, uint64_t seed,
                                                        DType dtype) {
-  config = c;
-  Generator init(seed);
-  dropout_generator = std::make_shared<Generator>(seed + 1);
-  bert = register_module("bert",
-                         std::make_shared<BertModel>(c, init, dropout_generator, false, dtype));
-  dropout = register_module(
-      "dropout", std::make_shared<Dropout>(c.classifier_dropout.value_or(c.hidden_dropout_prob),
-                                           dropout_generator));
-  classifier =
-      register_module("classifier", std::make_shared<Linear>(c.hidden_size, c.num_labels, init,
-                                                             true, c.initializer_range, dtype));
+  build_classification_head(*this, c, seed, dtype, /*pooler=*/false);
 }
 
 ModelOutputs BertForTokenClassification::forward(const ModelInputs& in) const {

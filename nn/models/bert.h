@@ -82,6 +82,12 @@ class BertBase : public PretrainedModel {
 
   BertConfig config;
   std::shared_ptr<BertModel> bert;
+
+ protected:
+  // The body both classification heads share (defined in bert.cpp, used only there).
+  template <typename Head>
+  static void build_classification_head(Head& head, const BertConfig& c, uint64_t seed, DType dtype,
+                                        bool pooler);
 };
 
 class BertForMaskedLM : public BertBase {

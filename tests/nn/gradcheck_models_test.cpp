@@ -4,27 +4,18 @@
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
+#include "support/module_test_util.h"
 #include "support/test_util.h"
 
 using namespace heed;
 using namespace heed::nn;
 using heed::testing::expect_gradcheck;
 using heed::testing::param;
+using heed::testing::spread_parameters;
+using heed::testing::with_parameters;
 using Inputs = std::vector<Tensor>;
 
 namespace {
-
-Inputs with_parameters(Inputs inputs, const Module& m) {
-  for (const Tensor& p : m.parameters()) inputs.push_back(p);
-  return inputs;
-}
-
-// Parameters at a scale where every path matters (the 0.02 init nearly zeroes attention).
-void spread_parameters(Module& m, uint64_t seed) {
-  Generator g(seed);
-  NoGradGuard no_grad;
-  for (Tensor p : m.parameters()) p.copy_(randn(p.shape(), g, DType::f64, 0.0, 0.4));
-}
 
 LayerOptions tiny_layer(bool norm_first) {
   LayerOptions o;
@@ -34,7 +25,9 @@ LayerOptions tiny_layer(bool norm_first) {
   return o;
 }
 
-Tensor ids(const std::vector<int64_t>& v, const Shape& s) { return from_vector<int64_t>(v, s); }
+Tensor ids(const std::vector<int64_t>& v, const Shape& s) {
+  return from_vector<int64_t>(v, s);
+}
 
 }  // namespace
 
@@ -69,8 +62,9 @@ TEST(Gradcheck, DecoderLayer) {
   DecoderLayer layer(tiny_layer(false), init, std::make_shared<Generator>(14));
   spread_parameters(layer, 15);
   Tensor memory_mask = ids({1, 1, 1, 1, 1, 1, 0, 0}, {2, 4});
-  expect_gradcheck([&](const Inputs& x) { return layer.forward(x[0], x[1], Tensor(), memory_mask); },
-                   with_parameters({param({2, 3, 4}, 16), param({2, 4, 4}, 17)}, layer));
+  expect_gradcheck(
+      [&](const Inputs& x) { return layer.forward(x[0], x[1], Tensor(), memory_mask); },
+      with_parameters({param({2, 3, 4}, 16), param({2, 4, 4}, 17)}, layer));
 }
 
 namespace {
@@ -98,7 +92,8 @@ TEST(Gradcheck, BertForMaskedLMEndToEnd) {
                  .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
                  .token_type_ids = ids({0, 0, 1, 1, 0, 0, 0, 0}, {2, 4}),
                  .labels = ids({-100, 1, -100, -100, -100, 4, 5, -100}, {2, 4})};
-  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
 }
 
 TEST(Gradcheck, BertForMaskedLMOnlyLabeledLogits) {
@@ -115,8 +110,10 @@ TEST(Gradcheck, BertForMaskedLMOnlyLabeledLogits) {
   EXPECT_EQ(sparse.logits.shape(), (Shape{3, 7}));
   EXPECT_EQ(sparse.labels.to_vector<int64_t>(), (std::vector<int64_t>{1, 4, 5}));
   Tensor dense_rows = dense.logits.reshape({8, 7});
-  EXPECT_LT(heed::testing::max_relative_error(sparse.logits.select(0, 2), dense_rows.select(0, 6)), 1e-12);
-  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+  EXPECT_LT(heed::testing::max_relative_error(sparse.logits.select(0, 2), dense_rows.select(0, 6)),
+            1e-12);
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
 }
 
 TEST(Gradcheck, BertForSequenceClassificationEndToEnd) {
@@ -125,7 +122,8 @@ TEST(Gradcheck, BertForSequenceClassificationEndToEnd) {
   ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
                  .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
                  .labels = ids({2, 0}, {2})};
-  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
 }
 
 TEST(Gradcheck, BertForTokenClassificationEndToEnd) {
@@ -134,7 +132,8 @@ TEST(Gradcheck, BertForTokenClassificationEndToEnd) {
   ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
                  .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
                  .labels = ids({-100, 1, 2, -100, -100, 0, -100, -100}, {2, 4})};
-  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
 }
 
 TEST(Gradcheck, GPTEndToEnd) {
@@ -151,7 +150,8 @@ TEST(Gradcheck, GPTEndToEnd) {
   ModelInputs in{.input_ids = ids({1, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
                  .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
                  .labels = ids({1, 5, 4, 3, 2, 6, 3, -100}, {2, 4})};
-  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
 }
 
 TEST(Gradcheck, EncoderDecoderEndToEnd) {
@@ -171,5 +171,6 @@ TEST(Gradcheck, EncoderDecoderEndToEnd) {
   ModelInputs in{.input_ids = ids({0, 5, 4, 2, 0, 6, 2, 1}, {2, 4}),
                  .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
                  .labels = ids({4, 3, 2, 6, 2, -100}, {2, 3})};
-  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; }, with_parameters({}, model));
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
 }

@@ -8,27 +8,21 @@
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
+#include "support/module_test_util.h"
 #include "support/test_util.h"
 
 using namespace heed;
 using namespace heed::nn;
 using heed::testing::expect_gradcheck;
 using heed::testing::param;
+using heed::testing::with_parameters;
 using Inputs = std::vector<Tensor>;
 
 namespace {
 
-// The module's parameters, appended to `inputs`, so gradcheck differentiates them too.
-Inputs with_parameters(Inputs inputs, const Module& m) {
-  for (const Tensor& p : m.parameters()) inputs.push_back(p);
-  return inputs;
-}
-
 // Parameters drawn at a larger scale than the 0.02 init, so every path is exercised.
 void spread_parameters(Module& m, uint64_t seed) {
-  Generator g(seed);
-  NoGradGuard no_grad;
-  for (Tensor p : m.parameters()) p.copy_(randn(p.shape(), g, DType::f64, 0.0, 0.5));
+  heed::testing::spread_parameters(m, seed, 0.5);
 }
 
 constexpr uint64_t kDropoutSeed = 1234;
