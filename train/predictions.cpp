@@ -4,6 +4,8 @@
 #include <numeric>
 
 #include "autograd/ops.h"
+#include "nn/models/gpt.h"
+#include "train/generation.h"
 
 namespace heed::train {
 
@@ -44,6 +46,27 @@ std::string mlm_prediction_examples(const nn::PretrainedModel& model,
       out += fmt::format(" {} {:.3f}{}", tok.vocab().token(order[k]), probs[order[k]],
                          k + 1 < top_k ? "," : "");
     }
+  }
+  return out;
+}
+
+std::string gpt_sample_examples(const nn::PretrainedModel& model,
+                                const data::WordPieceTokenizer& tok, const data::Dataset& split,
+                                int examples, int prompt_tokens, int new_tokens, uint64_t seed) {
+  const auto* gpt = dynamic_cast<const nn::GPT*>(&model);
+  HEED_CHECK(gpt != nullptr, "samples: {} is not a GPT", model.architecture());
+  std::string out = "samples (top-k 40, temperature 0.8) from held-out prompts:";
+  const size_t stride = std::max<size_t>(1, split.size() / std::max(1, examples));
+  for (int e = 0; e < examples && static_cast<size_t>(e) * stride < split.size(); ++e) {
+    std::vector<int32_t> ids = split.get(e * stride).input_ids;
+    if (ids.size() > static_cast<size_t>(prompt_tokens)) ids.resize(prompt_tokens);
+    GenerationOptions o{.max_new_tokens = new_tokens,
+                        .temperature = 0.8,
+                        .top_k = 40,
+                        .seed = seed + static_cast<uint64_t>(e),
+                        .eos_token_id = static_cast<int32_t>(gpt->config.eos_token_id)};
+    GenerationResult r = generate(*gpt, ids, o);
+    out += fmt::format("\n  {} >>> {}", tok.decode(ids), tok.decode(r.tokens));
   }
   return out;
 }

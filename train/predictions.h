@@ -14,4 +14,11 @@ std::string mlm_prediction_examples(const nn::PretrainedModel& model,
                                     const data::WordPieceTokenizer& tokenizer,
                                     const data::Dataset& split, int examples, int top_k);
 
+// For `examples` windows of `split`, the first `prompt_tokens` tokens as a prompt and a
+// sampled continuation of `new_tokens` (seeded: the same text on every run).
+std::string gpt_sample_examples(const nn::PretrainedModel& model,
+                                const data::WordPieceTokenizer& tokenizer,
+                                const data::Dataset& split, int examples, int prompt_tokens,
+                                int new_tokens, uint64_t seed);
+
 }  // namespace heed::train

@@ -382,6 +382,12 @@ class Run {
       model_->eval();
       say(mlm_prediction_examples(*model_, *data_.wordpiece, *data_.valid, 3, 5));
     }
+    if (c_.task == Task::kClm && data_.valid && data_.wordpiece) {
+      NoGradGuard no_grad;
+      model_->eval();
+      say(gpt_sample_examples(*model_, *data_.wordpiece, *data_.valid, 3, 12, 24,
+                              static_cast<uint64_t>(c_.train.seed)));
+    }
     say(fmt::format("done: {} steps in {}; model in {}", step_, duration(elapsed()),
                     result.last_checkpoint));
     return result;
