@@ -64,11 +64,34 @@ def write_spam(rng):
             f.write("\n".join(rows) + "\n")
 
 
+def tagged_sentence(rng):
+    """The toy grammar with its part-of-speech tags (Brown-like tag names)."""
+    plural = rng.random() < 0.5
+    words = [("the", "AT"), (rng.choice(ADJ), "JJ"),
+             (rng.choice(NOUN_P if plural else NOUN_S), "NNS" if plural else "NN"),
+             (rng.choice(VERB_P if plural else VERB_S), "VB" if plural else "VBZ"), ("the", "AT")]
+    obj_plural = rng.random() < 0.5
+    words.append((rng.choice(NOUN_P if obj_plural else NOUN_S), "NNS" if obj_plural else "NN"))
+    preposition, _, noun = rng.choice(PLACE).split(" ")
+    words += [(preposition, "IN"), ("the", "AT"), (noun, "NN"), (".", ".")]
+    return words
+
+
+def write_pos(rng):
+    for split, n in (("train", 300), ("valid", 40), ("test", 40)):
+        with open(os.path.join(OUT, f"pos_{split}.conll"), "w") as f:
+            for _ in range(n):
+                for word, tag in tagged_sentence(rng):
+                    f.write(f"{word}\t{tag}\n")
+                f.write("\n")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = random.Random(1234)
     write_lm(rng)
     write_spam(rng)
+    write_pos(rng)
 
 
 if __name__ == "__main__":

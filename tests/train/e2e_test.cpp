@@ -219,3 +219,18 @@ TEST(EndToEnd, TinyGptLearnsAndItsCheckpointGenerates) {
   EXPECT_EQ(j["generated_ids"].size(), 8u) << first;
   EXPECT_EQ(first, second);
 }
+
+TEST(EndToEnd, TokenClassifierFineTunesFromTheMlmCheckpoint) {
+  const std::string mlm = fresh_dir("pos_pretrain"), pos = fresh_dir("pos");
+  ASSERT_EQ(run_train(mlm_args(mlm)).exit_code, 0);
+  Outcome o = run_train("--config configs/tiny/bert_pos.yaml --set train.output_dir=" + pos +
+                        " --set init_from=" + mlm + "/checkpoint-200");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  auto final_metrics = nlohmann::json::parse(file_bytes(pos + "/final_metrics.json"));
+  // Tags of the toy grammar follow from the words: a tagger that learned anything is far
+  // above the most frequent tag (AT, about 30% of the tokens).
+  EXPECT_GT(final_metrics["test"]["accuracy"].get<double>(), 0.93) << o.output;
+  auto config = nlohmann::json::parse(file_bytes(pos + "/checkpoint-200/config.json"));
+  EXPECT_EQ(config["architectures"][0], "BertForTokenClassification");
+  EXPECT_EQ(config["id2label"].size(), 8u);  // . AT IN JJ NN NNS VB VBZ
+}
