@@ -325,9 +325,10 @@ class Run {
         interval_tokens += tokens;
         tokens_seen_ += tokens;
       }
-      double grad_norm = optim::grad_norm(model_->parameters());
-      if (c_.train.max_grad_norm > 0)
-        grad_norm = optim::clip_grad_norm_(*optimizer_, c_.train.max_grad_norm);
+      // The norm before clipping, as clip_grad_norm_ returns it (logged either way).
+      const double grad_norm = c_.train.max_grad_norm > 0
+                                   ? optim::clip_grad_norm_(*optimizer_, c_.train.max_grad_norm)
+                                   : optim::grad_norm(model_->parameters());
       const double lr = scheduler_->last_lr().at(0);
       optimizer_->step();
       scheduler_->step();
