@@ -54,12 +54,14 @@ int main(int argc, char** argv) {
     return out.loss.item();
   };
   step();  // warm-up: primitives, allocator cache
+  const AllocatorStats before = allocator_stats();
   const auto start = std::chrono::steady_clock::now();
   double loss = 0;
   for (int64_t s = 0; s < steps; ++s) loss = step();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double tokens_per_s = static_cast<double>(batch * seq * steps) / seconds;
+  const AllocatorStats after = allocator_stats();
   // Matmul FLOPs of forward + backward: 6 * (weights multiplied) per token, plus attention;
   // the MLM head (transform + decoder) runs on the masked 15% unless --dense-head.
   const double layer_matmul = 4.0 * hidden * hidden + 2.0 * hidden * 4 * hidden;
@@ -67,9 +69,17 @@ int main(int argc, char** argv) {
   const double flops_per_token = 6.0 * layers * layer_matmul +
                                  6.0 * head_share * (hidden * hidden + vocab * hidden) +
                                  6.0 * layers * 2 * seq * hidden;
-  std::printf("heed BERT-MLM step: hidden %ld, layers %ld, batch %ld x %ld: %.3f s/step, %.0f "
-              "tokens/s, %.1f GFLOP/s (loss %.4f, threads %d)\n",
-              hidden, layers, batch, seq, seconds / steps, tokens_per_s,
-              tokens_per_s * flops_per_token * 1e-9, loss, num_threads());
+  std::printf(
+      "heed BERT-MLM step: hidden %ld, layers %ld, batch %ld x %ld: %.3f s/step, %.0f "
+      "tokens/s, %.1f GFLOP/s (loss %.4f, threads %d)\n",
+      hidden, layers, batch, seq, seconds / steps, tokens_per_s,
+      tokens_per_s * flops_per_token * 1e-9, loss, num_threads());
+  // In steady state every block a step asks for should come from the cache.
+  std::printf(
+      "allocator: %lu blocks from the OS over %ld timed steps (%lu cache hits); %.1f MB "
+      "cached\n",
+      static_cast<unsigned long>(after.os_allocations - before.os_allocations),
+      static_cast<long>(steps), static_cast<unsigned long>(after.cache_hits - before.cache_hits),
+      after.cached_bytes / 1e6);
   return 0;
 }
