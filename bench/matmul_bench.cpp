@@ -16,8 +16,8 @@ namespace {
 constexpr int64_t kBatch = 32, kSeq = 128;
 
 void set_flops(benchmark::State& state, double flops_per_iteration) {
-  state.counters["GFLOP/s"] = benchmark::Counter(flops_per_iteration * 1e-9,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops_per_iteration * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // linear: x [rows, in] . W^T [in, out] + b, the projections and the FFN.

@@ -9,6 +9,7 @@ using namespace heed;
 TEST(Tensor, FactoriesFillShapeAndValues) {
   Tensor z = zeros({2, 3});
   EXPECT_EQ(z.shape(), (Shape{2, 3}));
+  EXPECT_EQ(z.numel(), 6);
   EXPECT_EQ(z.to_vector<float>(), std::vector<float>(6, 0.0f));
   EXPECT_EQ(full({2}, 2.5, DType::f64).to_vector<double>(), (std::vector<double>{2.5, 2.5}));
   EXPECT_EQ(arange(2, 5).to_vector<int64_t>(), (std::vector<int64_t>{2, 3, 4}));
