@@ -55,6 +55,20 @@ struct IdentityBackward : Node {
   std::vector<Tensor> backward(const Tensor& g) override { return {g}; }
 };
 
+// mul and div save both operands and their shapes (for un-broadcasting the gradients).
+template <typename Backward>
+Tensor record_product(const Tensor& a, const Tensor& b, Tensor out) {
+  if (needs_grad({&a, &b})) {
+    auto node = std::make_shared<Backward>();
+    node->a_shape = a.shape();
+    node->b_shape = b.shape();
+    node->save(a);
+    node->save(b);
+    attach_node(out, node, {a, b});
+  }
+  return out;
+}
+
 Tensor add_or_sub(const Tensor& a, const Tensor& b, double sign) {
   const char* op = sign > 0 ? "add" : "sub";
   Tensor out = sign > 0 ? map2(a, b, op, []<typename T>(T x, T y) { return x + y; })
@@ -79,29 +93,13 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = map2(a, b, "mul", []<typename T>(T x, T y) { return x * y; });
-  if (needs_grad({&a, &b})) {
-    auto node = std::make_shared<MulBackward>();
-    node->a_shape = a.shape();
-    node->b_shape = b.shape();
-    node->save(a);
-    node->save(b);
-    attach_node(out, node, {a, b});
-  }
-  return out;
+  return record_product<MulBackward>(a, b,
+                                     map2(a, b, "mul", []<typename T>(T x, T y) { return x * y; }));
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
-  Tensor out = map2(a, b, "div", []<typename T>(T x, T y) { return x / y; });
-  if (needs_grad({&a, &b})) {
-    auto node = std::make_shared<DivBackward>();
-    node->a_shape = a.shape();
-    node->b_shape = b.shape();
-    node->save(a);
-    node->save(b);
-    attach_node(out, node, {a, b});
-  }
-  return out;
+  return record_product<DivBackward>(a, b,
+                                     map2(a, b, "div", []<typename T>(T x, T y) { return x / y; }));
 }
 
 Tensor add(const Tensor& a, double b) {

@@ -20,6 +20,16 @@ struct ReshapeBackward : Node {
   std::vector<Tensor> backward(const Tensor& g) override { return {reshape(g, input_shape)}; }
 };
 
+// Records that `out` is `input` seen with another shape (reshape, squeeze, unsqueeze).
+Tensor attach_reshape(const Tensor& input, Tensor out, const Shape& input_shape) {
+  if (needs_grad({&input})) {
+    auto node = std::make_shared<ReshapeBackward>();
+    node->input_shape = input_shape;
+    attach_node(out, node, {input});
+  }
+  return out;
+}
+
 struct PermuteBackward : Node {
   Shape inverse;
   const char* name() const override { return "PermuteBackward"; }
@@ -133,12 +143,7 @@ Tensor reshape(const Tensor& a, const Shape& requested) {
     }
   }
   Tensor out = Tensor::from_storage(source.storage(), shape, strides, source.offset(), a.dtype());
-  if (needs_grad({&source})) {
-    auto node = std::make_shared<ReshapeBackward>();
-    node->input_shape = a.shape();
-    attach_node(out, node, {source});
-  }
-  return out;
+  return attach_reshape(source, out, a.shape());
 }
 
 Tensor permute(const Tensor& a, const Shape& dims) {
@@ -214,12 +219,7 @@ Tensor unsqueeze(const Tensor& a, int64_t dim) {
   Shape strides = a.strides();
   strides.insert(strides.begin() + d, d < a.dim() ? a.strides()[d] * a.shape()[d] : 1);
   Tensor out = make_view(a, shape, strides, a.offset());
-  if (needs_grad({&a})) {
-    auto node = std::make_shared<ReshapeBackward>();
-    node->input_shape = a.shape();
-    attach_node(out, node, {a});
-  }
-  return out;
+  return attach_reshape(a, out, a.shape());
 }
 
 Tensor squeeze(const Tensor& a, int64_t dim) {
@@ -229,12 +229,7 @@ Tensor squeeze(const Tensor& a, int64_t dim) {
   shape.erase(shape.begin() + d);
   strides.erase(strides.begin() + d);
   Tensor out = make_view(a, shape, strides, a.offset());
-  if (needs_grad({&a})) {
-    auto node = std::make_shared<ReshapeBackward>();
-    node->input_shape = a.shape();
-    attach_node(out, node, {a});
-  }
-  return out;
+  return attach_reshape(a, out, a.shape());
 }
 
 Tensor expand(const Tensor& a, const Shape& shape) {
