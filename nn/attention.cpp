@@ -25,12 +25,16 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   return matmul(p, v);
 }
 
+Tensor keep_mask(const Tensor& attention_mask) {
+  if (!attention_mask.defined() || attention_mask.dtype() == DType::u8) return attention_mask;
+  return attention_mask.to(DType::u8);
+}
+
 Tensor padding_mask_for_attention(const Tensor& attention_mask) {
   HEED_CHECK(attention_mask.dim() == 2, "attention: padding mask must be [B, T], got {}",
              attention_mask.shape_str());
   const int64_t B = attention_mask.size(0), T = attention_mask.size(1);
-  Tensor keep = attention_mask.dtype() == DType::u8 ? attention_mask : attention_mask.to(DType::u8);
-  return keep.reshape({B, 1, 1, T});
+  return keep_mask(attention_mask).reshape({B, 1, 1, T});
 }
 
 MultiHeadAttention::MultiHeadAttention(const AttentionOptions& opts, Generator& init,

@@ -22,6 +22,10 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 // [B, 1, 1, Tk] mask that attention broadcasts over heads and queries.
 Tensor padding_mask_for_attention(const Tensor& attention_mask);
 
+// A [B, T] padding mask (1 = token) as u8, converted once per forward by the models so
+// that no layer converts it again; undefined stays undefined.
+Tensor keep_mask(const Tensor& attention_mask);
+
 // Child names of the projections, so that parameter names match the checkpoint layout of
 // a model family. Default: BART's (`q_proj` ... `out_proj`). BERT registers the module as
 // `attention` with {"self.query", "self.key", "self.value", "output.dense"}; GPT-2 uses a

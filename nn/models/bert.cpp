@@ -150,9 +150,10 @@ BertModel::BertModel(const BertConfig& c, Generator& init, std::shared_ptr<Gener
 Tensor BertModel::forward(const Tensor& input_ids, const Tensor& attention_mask,
                           const Tensor& token_type_ids, std::vector<Tensor>* attentions) const {
   Tensor h = embeddings->forward(input_ids, token_type_ids);
+  const Tensor mask = keep_mask(attention_mask);
   for (const auto& layer : layers) {
     Tensor probs;
-    h = layer->forward(h, attention_mask, false, attentions ? &probs : nullptr);
+    h = layer->forward(h, mask, false, attentions ? &probs : nullptr);
     if (attentions) attentions->push_back(probs);
   }
   return h;

@@ -131,7 +131,8 @@ EncoderDecoder::EncoderDecoder(const BartConfig& c, uint64_t seed, DType dtype) 
 
 Tensor EncoderDecoder::encode(const Tensor& input_ids, const Tensor& attention_mask) const {
   Tensor h = encoder->embed(input_ids);
-  for (const auto& layer : encoder->encoder_layers) h = layer->forward(h, attention_mask);
+  const Tensor mask = keep_mask(attention_mask);
+  for (const auto& layer : encoder->encoder_layers) h = layer->forward(h, mask);
   return h;
 }
 
@@ -139,8 +140,9 @@ Tensor EncoderDecoder::decode(const Tensor& decoder_input_ids, const Tensor& mem
                               const Tensor& memory_mask,
                               const Tensor& decoder_attention_mask) const {
   Tensor h = decoder->embed(decoder_input_ids);
+  const Tensor self_mask = keep_mask(decoder_attention_mask), cross_mask = keep_mask(memory_mask);
   for (const auto& layer : decoder->decoder_layers) {
-    h = layer->forward(h, memory, decoder_attention_mask, memory_mask);
+    h = layer->forward(h, memory, self_mask, cross_mask);
   }
   return add(linear(h, shared->weight), final_logits_bias);
 }

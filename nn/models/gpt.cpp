@@ -93,7 +93,8 @@ Tensor GPT::hidden_states(const Tensor& input_ids, const Tensor& attention_mask)
   HEED_CHECK(T <= config.n_positions, "GPT: sequence of {} tokens is longer than n_positions {}", T,
              config.n_positions);
   Tensor h = drop->forward(add(wte->forward(input_ids), wpe->forward(arange(0, T))));
-  for (const auto& block : blocks) h = block->forward(h, attention_mask, /*causal=*/true);
+  const Tensor mask = keep_mask(attention_mask);
+  for (const auto& block : blocks) h = block->forward(h, mask, /*causal=*/true);
   return ln_f->forward(h);
 }
 
