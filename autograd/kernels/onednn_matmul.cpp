@@ -36,8 +36,9 @@ struct KeyHash {
 // first (the copy is far cheaper than the reference kernel).
 struct Entry {
   dnnl::matmul primitive;
-  std::string impl;
   bool copy_a = false, copy_b = false;
+  // The descriptors the primitive was built with, so a call only wraps pointers.
+  dnnl::memory::desc src, weights, dst, bias;
 };
 
 struct Cache {
@@ -145,7 +146,15 @@ void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const T
                     entry.copy_b ? contiguous_strides(b.shape()) : b_strides, bias, out, a.dtype(),
                     &impl);
         }
-        entry.impl = impl;
+        const Shape& src_strides = entry.copy_a ? contiguous_strides(a.shape()) : a_strides;
+        const Shape& weight_strides = entry.copy_b ? contiguous_strides(b.shape()) : b_strides;
+        entry.src = describe(a.shape(), src_strides, a.dtype());
+        entry.weights = describe(b.shape(), weight_strides, b.dtype());
+        entry.dst = describe(out.shape(), out.strides(), DType::f32);
+        if (bias.defined()) {
+          entry.bias = describe(bias_shape(nd, out.shape().back()),
+                                bias_shape(nd, bias.strides().back()), DType::f32);
+        }
       } catch (const dnnl::error& e) {
         fail("matmul: oneDNN could not build a primitive for {} x {} ({}): {}", a.shape_str(),
              b.shape_str(), a.dtype(), e.what());
@@ -157,22 +166,16 @@ void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const T
 
   Tensor a_run = entry.copy_a ? a.contiguous() : a;
   Tensor b_run = entry.copy_b ? b.contiguous() : b;
-  const auto& pd_engine = runtime().engine;
+  const auto& engine = runtime().engine;
   auto mem = [&](const Tensor& t, const dnnl::memory::desc& md) {
-    return dnnl::memory(md, pd_engine, t.raw_data());
+    return dnnl::memory(md, engine, t.raw_data());
   };
-  const Shape& a_run_strides = entry.copy_a ? a_run.strides() : a_strides;
-  const Shape& b_run_strides = entry.copy_b ? b_run.strides() : b_strides;
   std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, mem(a_run, describe(a.shape(), a_run_strides, a.dtype()))},
-      {DNNL_ARG_WEIGHTS, mem(b_run, describe(b.shape(), b_run_strides, b.dtype()))},
-      {DNNL_ARG_DST, mem(out, describe(out.shape(), out.strides(), DType::f32))},
+      {DNNL_ARG_SRC, mem(a_run, entry.src)},
+      {DNNL_ARG_WEIGHTS, mem(b_run, entry.weights)},
+      {DNNL_ARG_DST, mem(out, entry.dst)},
   };
-  if (bias.defined()) {
-    args.emplace(DNNL_ARG_BIAS,
-                 mem(bias, describe(bias_shape(nd, out.shape().back()),
-                                    bias_shape(nd, bias.strides().back()), DType::f32)));
-  }
+  if (bias.defined()) args.emplace(DNNL_ARG_BIAS, mem(bias, entry.bias));
   entry.primitive.execute(runtime().stream, args);
   runtime().stream.wait();
 }
