@@ -10,17 +10,35 @@
 
 namespace heed::data {
 
-CharTokenizer::CharTokenizer(Vocab vocab, Unit unit) : vocab_(std::move(vocab)), unit_(unit) {
+namespace {
+
+const char* unit_name(CharTokenizer::Unit unit) {
+  return unit == CharTokenizer::Unit::kCharacter ? "character" : "whitespace";
+}
+
+CharTokenizer::Unit parse_unit(const nlohmann::json& j, const char* key, const std::string& path) {
+  HEED_CHECK(j[key].is_string(), "{}: key '{}' must be a string", path, key);
+  const std::string unit = j[key];
+  HEED_CHECK(unit == "character" || unit == "whitespace",
+             "{}: key '{}' must be \"character\" or \"whitespace\", got \"{}\"", path, key, unit);
+  return unit == "character" ? CharTokenizer::Unit::kCharacter
+                             : CharTokenizer::Unit::kWhitespaceSymbol;
+}
+
+}  // namespace
+
+CharTokenizer::CharTokenizer(Vocab vocab, Unit unit, Unit target_unit)
+    : vocab_(std::move(vocab)), unit_(unit), target_unit_(target_unit) {
   const char* specials[] = {kPad, kUnk, kBos, kEos};
   for (int32_t i = 0; i < 4; ++i)
     HEED_CHECK(vocab_.size() > i && vocab_.token(i) == specials[i],
                "{}: character vocabulary must start with [PAD] [UNK] [BOS] [EOS]", vocab_.source());
 }
 
-std::vector<std::string> CharTokenizer::split(std::string_view text) const {
+std::vector<std::string> CharTokenizer::split(std::string_view text, Unit unit) {
   std::vector<std::string> symbols;
   std::u32string cps = decode_utf8(text, "text");
-  if (unit_ == Unit::kCharacter) {
+  if (unit == Unit::kCharacter) {
     for (char32_t c : cps) symbols.push_back(encode_utf8(std::u32string_view(&c, 1)));
     return symbols;
   }
@@ -39,15 +57,22 @@ std::vector<std::string> CharTokenizer::split(std::string_view text) const {
 
 CharTokenizer CharTokenizer::build(const std::vector<std::string>& texts, Unit unit,
                                    int min_count) {
-  CharTokenizer splitter(Vocab(std::vector<std::string>{kPad, kUnk, kBos, kEos}), unit);
+  return build_pair(texts, unit, {}, unit, min_count);
+}
+
+CharTokenizer CharTokenizer::build_pair(const std::vector<std::string>& sources, Unit unit,
+                                        const std::vector<std::string>& targets, Unit target_unit,
+                                        int min_count) {
   std::map<std::string, int64_t> counts;  // ordered by bytes: deterministic ids
-  for (const std::string& text : texts)
-    for (std::string& s : splitter.split(text)) ++counts[std::move(s)];
+  for (const std::string& text : sources)
+    for (std::string& s : split(text, unit)) ++counts[std::move(s)];
+  for (const std::string& text : targets)
+    for (std::string& s : split(text, target_unit)) ++counts[std::move(s)];
   std::vector<std::string> tokens{kPad, kUnk, kBos, kEos};
   for (const auto& [symbol, count] : counts)
     if (count >= min_count && std::find(tokens.begin(), tokens.end(), symbol) == tokens.end())
       tokens.push_back(symbol);
-  return CharTokenizer(Vocab(std::move(tokens)), unit);
+  return CharTokenizer(Vocab(std::move(tokens)), unit, target_unit);
 }
 
 CharTokenizer CharTokenizer::load(const std::string& path) {
@@ -62,22 +87,21 @@ CharTokenizer CharTokenizer::load(const std::string& path) {
   HEED_CHECK(j.is_object() && j.contains("unit") && j["unit"].is_string() && j.contains("tokens") &&
                  j["tokens"].is_array(),
              "{}: expected {{\"unit\": ..., \"tokens\": [...]}}", path);
-  const std::string unit = j["unit"];
-  HEED_CHECK(unit == "character" || unit == "whitespace",
-             "{}: key 'unit' must be \"character\" or \"whitespace\", got \"{}\"", path, unit);
+  const Unit unit = parse_unit(j, "unit", path);
+  const Unit target_unit = j.contains("target_unit") ? parse_unit(j, "target_unit", path) : unit;
   std::vector<std::string> tokens;
   for (const auto& t : j["tokens"]) {
     HEED_CHECK(t.is_string(), "{}: key 'tokens' must hold strings", path);
     tokens.push_back(t.get<std::string>());
   }
   HEED_CHECK(!tokens.empty(), "{}: key 'tokens' is empty", path);
-  return CharTokenizer(Vocab(std::move(tokens)),
-                       unit == "character" ? Unit::kCharacter : Unit::kWhitespaceSymbol);
+  return CharTokenizer(Vocab(std::move(tokens)), unit, target_unit);
 }
 
 void CharTokenizer::save(const std::string& path) const {
   nlohmann::json j;
-  j["unit"] = unit_ == Unit::kCharacter ? "character" : "whitespace";
+  j["unit"] = unit_name(unit_);
+  if (target_unit_ != unit_) j["target_unit"] = unit_name(target_unit_);
   j["tokens"] = vocab_.tokens();
   std::ofstream out(path, std::ios::trunc);
   HEED_CHECK(out.good(), "{}: cannot open for writing", path);
@@ -85,17 +109,25 @@ void CharTokenizer::save(const std::string& path) const {
   HEED_CHECK(out.good(), "{}: write failed", path);
 }
 
-std::vector<int32_t> CharTokenizer::encode(std::string_view text) const {
+std::vector<int32_t> CharTokenizer::encode(std::string_view text, Unit unit) const {
   std::vector<int32_t> ids;
-  for (const std::string& s : split(text)) ids.push_back(vocab_.find(s).value_or(unk_id()));
+  for (const std::string& s : split(text, unit)) ids.push_back(vocab_.find(s).value_or(unk_id()));
   return ids;
 }
 
-std::string CharTokenizer::decode(std::span<const int32_t> ids) const {
+std::vector<int32_t> CharTokenizer::encode(std::string_view text) const {
+  return encode(text, unit_);
+}
+
+std::vector<int32_t> CharTokenizer::encode_target(std::string_view text) const {
+  return encode(text, target_unit_);
+}
+
+std::string CharTokenizer::decode(std::span<const int32_t> ids, Unit unit) const {
   std::string out;
   for (int32_t id : ids) {
     if (id >= 0 && id < 4) continue;
-    if (unit_ == Unit::kWhitespaceSymbol && !out.empty()) out.push_back(' ');
+    if (unit == Unit::kWhitespaceSymbol && !out.empty()) out.push_back(' ');
     out += vocab_.token(id);
   }
   return out;

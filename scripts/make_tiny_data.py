@@ -86,12 +86,63 @@ def write_pos(rng):
                 f.write("\n")
 
 
+# A toy spelling system for grapheme-to-phoneme: letters map to phonemes (ARPAbet names),
+# with the context rules that make the task a sequence problem rather than a lookup: the
+# digraphs SH, TH, CH, EE, OO; C is S before E or I and K elsewhere; a final E is silent.
+ONSETS = ["B", "C", "D", "F", "G", "K", "L", "M", "N", "P", "R", "S", "T", "SH", "TH", "CH"]
+VOWELS = ["A", "E", "I", "O", "U", "EE", "OO"]
+CODAS = ["", "", "N", "T", "S", "L", "M", "CK", "SH"]
+LETTER = {"A": "AE", "B": "B", "D": "D", "E": "EH", "F": "F", "G": "G", "I": "IH", "K": "K",
+          "L": "L", "M": "M", "N": "N", "O": "AA", "P": "P", "R": "R", "S": "S", "T": "T",
+          "U": "AH"}
+DIGRAPH = {"SH": "SH", "TH": "TH", "CH": "CH", "EE": "IY", "OO": "UW", "CK": "K"}
+
+
+def pronounce(word):
+    phones, i = [], 0
+    while i < len(word):
+        if word[i:i + 2] in DIGRAPH:
+            phones.append(DIGRAPH[word[i:i + 2]])
+            i += 2
+            continue
+        c = word[i]
+        if c == "E" and i == len(word) - 1 and i > 0:
+            pass  # silent final E
+        elif c == "C":
+            phones.append("S" if word[i + 1:i + 2] in ("E", "I") else "K")
+        else:
+            phones.append(LETTER[c])
+        i += 1
+    return " ".join(phones)
+
+
+def write_g2p(rng):
+    words = set()
+    while len(words) < 900:
+        syllables = rng.randint(1, 3)
+        w = "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS)
+                    for _ in range(syllables))
+        words.add(w + ("E" if rng.random() < 0.15 else ""))
+    words = sorted(words)
+    rng.shuffle(words)
+    for split, chosen in (("train", words[:780]), ("valid", words[780:840]),
+                          ("test", words[840:])):
+        rows = []
+        for w in sorted(chosen):
+            rows.append(f"{w}\t{pronounce(w)}")
+            if w.endswith("E") and rng.random() < 0.5:  # a variant that sounds the final E
+                rows.append(f"{w}\t{pronounce(w)} IY")
+        with open(os.path.join(OUT, f"g2p_{split}.tsv"), "w") as f:
+            f.write("\n".join(rows) + "\n")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = random.Random(1234)
     write_lm(rng)
     write_spam(rng)
     write_pos(rng)
+    write_g2p(random.Random(4321))
 
 
 if __name__ == "__main__":

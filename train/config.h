@@ -72,6 +72,8 @@ struct TokenizerConfig {
   std::optional<bool> strip_accents;  // wordpiece; unset: follows lowercase
   int64_t min_frequency = 2;          // wordpiece training: rarer words are not counted
   data::CharTokenizer::Unit unit = data::CharTokenizer::Unit::kCharacter;  // char
+  // char, seq2seq: how targets are split (e.g. phonemes by whitespace); unset: as `unit`.
+  std::optional<data::CharTokenizer::Unit> target_unit;
 };
 
 struct DataConfig {

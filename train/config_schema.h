@@ -148,6 +148,7 @@ void visit_config(V& v, C& c) {
     v.field("strip_accents", t.strip_accents);
     v.field("min_frequency", t.min_frequency);
     v.field("unit", t.unit);
+    v.field("target_unit", t.target_unit);
   });
   v.section("data", [&] {
     auto& d = c.data;

@@ -179,6 +179,8 @@ void check_tokenizer(Checker& c, const RunConfig& config) {
           "symbol of data.train)");
   c.at_least("tokenizer.vocab_size", t.vocab_size, 1);
   c.at_least("tokenizer.min_frequency", t.min_frequency, 1);
+  c.check(!t.target_unit || (!wordpiece && task == Task::kSeq2Seq), "tokenizer.target_unit",
+          "only a char tokenizer of a seq2seq task splits its targets differently");
   if (!wordpiece) return;
   // A missing vocab file is trained from data.train when vocab_size says how big.
   if (t.vocab && !t.vocab_size) {

@@ -225,6 +225,60 @@ GenerationResult generate(const nn::EncoderDecoder& model, std::span<const int32
   return generate(next, {static_cast<int32_t>(model.config.decoder_start_token_id)}, options);
 }
 
+std::vector<std::vector<int32_t>> greedy_decode_batch(
+    const nn::EncoderDecoder& model, const std::vector<std::vector<int32_t>>& sources,
+    int64_t max_new_tokens) {
+  check_eval_mode(model, "greedy_decode_batch");
+  HEED_CHECK(max_new_tokens >= 0, "greedy_decode_batch: max_new_tokens must be >= 0, got {}",
+             max_new_tokens);
+  const int64_t N = static_cast<int64_t>(sources.size());
+  if (N == 0) return {};
+  NoGradGuard no_grad;
+  size_t S = 0;
+  for (const auto& s : sources) {
+    HEED_CHECK(!s.empty(), "generate: empty source");
+    S = std::max(S, s.size());
+  }
+  std::vector<int64_t> ids(N * S, model.config.pad_token_id), mask(N * S, 0);
+  for (int64_t i = 0; i < N; ++i) {
+    std::copy(sources[i].begin(), sources[i].end(), ids.begin() + i * S);
+    std::fill_n(mask.begin() + i * S, sources[i].size(), 1);
+  }
+  const std::vector<int64_t> shape{N, static_cast<int64_t>(S)};
+  const Tensor memory_mask = from_vector(mask, shape);
+  const Tensor memory = model.encode(from_vector(ids, shape), memory_mask);
+
+  const auto eos = static_cast<int32_t>(model.config.eos_token_id);
+  const auto pad = static_cast<int32_t>(model.config.pad_token_id);
+  // The decoder sequence (start token + outputs) must fit the position table.
+  const int64_t steps = std::min(max_new_tokens, model.config.max_position_embeddings - 1);
+  std::vector<std::vector<int32_t>> prefixes(
+      N, {static_cast<int32_t>(model.config.decoder_start_token_id)});
+  std::vector<std::vector<int32_t>> outputs(N);
+  std::vector<bool> finished(N, false);
+  int64_t running = N;
+  for (int64_t step = 0; step < steps && running > 0; ++step) {
+    const Tensor logits = last_position(model.decode(ids_tensor(prefixes), memory, memory_mask));
+    const int64_t V = logits.size(1);
+    for (int64_t i = 0; i < N; ++i) {
+      // A finished row keeps decoding padding, which the causal mask hides from its earlier
+      // positions; its output is already complete.
+      if (finished[i]) {
+        prefixes[i].push_back(pad);
+        continue;
+      }
+      const int32_t token = argmax({logits.data<float>() + i * V, static_cast<size_t>(V)});
+      outputs[i].push_back(token);
+      prefixes[i].push_back(token);
+      if (token == eos) {
+        finished[i] = true;
+        --running;
+      }
+    }
+  }
+  return outputs;
+}
+
 // --- beam search ---
 
 namespace {

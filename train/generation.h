@@ -87,6 +87,14 @@ GenerationResult generate(const nn::GPT& model, std::span<const int32_t> prompt_
 GenerationResult generate(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids,
                           GenerationOptions options);
 
+// Greedy outputs of an encoder-decoder for many sources at once: the sources are padded into
+// one batch and encoded once, and each step extends every row that has not reached the eos.
+// Row i holds what generate(model, sources[i], greedy) gives (the eos included when
+// reached), up to float rounding between batched and single-row kernels.
+std::vector<std::vector<int32_t>> greedy_decode_batch(
+    const nn::EncoderDecoder& model, const std::vector<std::vector<int32_t>>& sources,
+    int64_t max_new_tokens);
+
 struct BeamSearchOptions {
   int64_t num_beams = 4;
   int64_t max_new_tokens = 50;

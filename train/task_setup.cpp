@@ -72,13 +72,18 @@ data::CharTokenizer chars_for(const RunConfig& c, const Log& log) {
   const TokenizerConfig& t = c.tokenizer;
   if (t.vocab && fs::exists(*t.vocab)) return data::CharTokenizer::load(*t.vocab);
   if (c.init_from && !t.vocab) return load_char_tokenizer(*c.init_from);
-  std::vector<std::string> texts;
+  // Seq2seq sources and targets may be split differently; other tasks split every field alike.
+  const bool paired = c.task == Task::kSeq2Seq;
+  std::vector<std::string> sources, targets;
   std::ifstream in(c.data.train);
   std::string line;
   while (std::getline(in, line)) {
-    for (auto field : data::split_tabs(line)) texts.emplace_back(field);
+    auto fields = data::split_tabs(line);
+    for (size_t i = 0; i < fields.size(); ++i)
+      (paired && i > 0 ? targets : sources).emplace_back(fields[i]);
   }
-  data::CharTokenizer tok = data::CharTokenizer::build(texts, t.unit);
+  data::CharTokenizer tok =
+      data::CharTokenizer::build_pair(sources, t.unit, targets, t.target_unit.value_or(t.unit));
   const std::string path =
       t.vocab ? *t.vocab : (fs::path(c.train.output_dir) / "char_tokenizer.json").string();
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
@@ -146,13 +151,15 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
         break;
       }
       case Task::kSeq2Seq: {
-        data::EncodeFn encode;
+        data::EncodeFn encode, encode_target;
         if (d.chars) {
           encode = [tok = *d.chars](std::string_view s) { return tok.encode(s); };
+          encode_target = [tok = *d.chars](std::string_view s) { return tok.encode_target(s); };
         } else {
           encode = [tok = *d.wordpiece](std::string_view s) { return tok.encode_ids(s); };
+          encode_target = encode;
         }
-        ds = std::make_shared<data::Seq2SeqDataset>(*path, encode, encode,
+        ds = std::make_shared<data::Seq2SeqDataset>(*path, encode, encode_target,
                                                     static_cast<size_t>(c.data.max_source_length),
                                                     static_cast<size_t>(c.data.max_target_length));
         break;

@@ -20,6 +20,7 @@
 #include "train/batch_tensors.h"
 #include "train/metrics.h"
 #include "train/predictions.h"
+#include "train/seq2seq_eval.h"
 #include "train/task_setup.h"
 #include "train/training_checkpoint.h"
 
@@ -211,8 +212,20 @@ class Run {
       BatchLoss r = batch_loss(c_.task, *model_, batch);
       metrics.add(r.loss.item(), r.targets, r.logits, r.labels);
     }
+    std::map<std::string, double> results = metrics.results();
+    if (c_.task == Task::kSeq2Seq) {
+      // Teacher-forced accuracy flatters a seq2seq model: also score what it decodes itself,
+      // over the same examples.
+      const size_t n = std::min<size_t>(split->size(), batches * loader.options().batch_size);
+      std::vector<data::Example> examples;
+      for (size_t i = 0; i < n; ++i) examples.push_back(split->get(i));
+      const auto& model = dynamic_cast<const nn::EncoderDecoder&>(*model_);
+      Seq2SeqDecoding d =
+          decode_and_score(model, examples, c_.generation, loader.options().batch_size);
+      results.insert(d.metrics.begin(), d.metrics.end());
+    }
     model_->train();
-    return metrics.results();
+    return results;
   }
 
   void evaluate_and_log(const std::string& name, const std::shared_ptr<const data::Dataset>& split,
@@ -263,6 +276,28 @@ class Run {
     const std::string name = s.substr(colon + 1);
     const int sig = name == "KILL" ? SIGKILL : name == "TERM" ? SIGTERM : SIGINT;
     std::raise(sig);
+  }
+
+  // A few held-out sources with the model's output and the references, spread over `split`.
+  std::string seq2seq_output_examples(const data::Dataset& split, size_t count) const {
+    std::vector<data::Example> examples;
+    const size_t stride = std::max<size_t>(1, split.size() / count);
+    for (size_t i = 0; i < split.size() && examples.size() < count; i += stride)
+      examples.push_back(split.get(i));
+    const auto& model = dynamic_cast<const nn::EncoderDecoder&>(*model_);
+    Seq2SeqDecoding d =
+        decode_and_score(model, examples, c_.generation, static_cast<int64_t>(count));
+    const auto source = [&](std::span<const int32_t> ids) {
+      return data_.chars ? data_.chars->decode_source(ids) : data_.wordpiece->decode(ids);
+    };
+    const auto target = [&](std::span<const int32_t> ids) {
+      return data_.chars ? data_.chars->decode(ids) : data_.wordpiece->decode(ids);
+    };
+    std::string out = "outputs on held-out sources (output | reference):";
+    for (const DecodedSource& s : d.decoded)
+      out += fmt::format("\n  {} -> {} | {}", source(s.source), target(s.output),
+                         target(s.references.front()));
+    return out;
   }
 
   double elapsed() const {
@@ -388,6 +423,11 @@ class Run {
       model_->eval();
       say(gpt_sample_examples(*model_, *data_.wordpiece, *data_.valid, 3, 12, 24,
                               static_cast<uint64_t>(c_.train.seed)));
+    }
+    if (c_.task == Task::kSeq2Seq && (data_.test || data_.valid)) {
+      NoGradGuard no_grad;
+      model_->eval();
+      say(seq2seq_output_examples(data_.test ? *data_.test : *data_.valid, 6));
     }
     say(fmt::format("done: {} steps in {}; model in {}", step_, duration(elapsed()),
                     result.last_checkpoint));

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "autograd/error.h"
 #include "data/char_tokenizer.h"
 #include "data/wordpiece.h"
@@ -120,6 +123,34 @@ TEST(CharTokenizer, BuildSaveLoadAndUnknowns) {
   std::string bad = dir.write("bad.json", "{\"unit\": \"bytes\", \"tokens\": []}");
   EXPECT_NE(error_of([&] { CharTokenizer::load(bad); }).find("key 'unit'"), std::string::npos);
   EXPECT_THROW(tok.encode("\xFF"), Error);
+}
+
+TEST(CharTokenizer, PairSplitsSourcesByCharacterAndTargetsBySymbolOverOneVocabulary) {
+  ScratchDir dir;
+  auto tok = CharTokenizer::build_pair({"THE", "SHE"}, CharTokenizer::Unit::kCharacter,
+                                       {"DH AH", "SH IY"}, CharTokenizer::Unit::kWhitespaceSymbol);
+  // Letters and phonemes share ids where they are the same symbol ("H" is not a phoneme here).
+  EXPECT_EQ(tok.vocab().tokens(),
+            (std::vector<std::string>{"[PAD]", "[UNK]", "[BOS]", "[EOS]", "AH", "DH", "E", "H",
+                                      "IY", "S", "SH", "T"}));
+  EXPECT_EQ(tok.encode("SHE"), (std::vector<int32_t>{9, 7, 6}));
+  EXPECT_EQ(tok.encode_target("SH IY"), (std::vector<int32_t>{10, 8}));
+  std::vector<int32_t> output{10, 8, 3};
+  EXPECT_EQ(tok.decode(output), "SH IY");  // outputs are targets
+  std::vector<int32_t> source{9, 7, 6};
+  EXPECT_EQ(tok.decode_source(source), "SHE");
+  tok.save(dir.file("pair.json"));
+  auto loaded = CharTokenizer::load(dir.file("pair.json"));
+  EXPECT_EQ(loaded.unit(), CharTokenizer::Unit::kCharacter);
+  EXPECT_EQ(loaded.target_unit(), CharTokenizer::Unit::kWhitespaceSymbol);
+  EXPECT_EQ(loaded.encode_target("DH AH"), (std::vector<int32_t>{5, 4}));
+  // A single-unit tokenizer splits targets like sources and writes no target_unit.
+  auto plain = CharTokenizer::build({"ab"}, CharTokenizer::Unit::kCharacter);
+  EXPECT_EQ(plain.target_unit(), CharTokenizer::Unit::kCharacter);
+  plain.save(dir.file("plain.json"));
+  std::ifstream in(dir.file("plain.json"));
+  std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(json.find("target_unit"), std::string::npos);
 }
 
 }  // namespace

@@ -467,6 +467,9 @@ train: {max_steps: 10, output_dir: out}
             "1: task: 'mlm' needs model.arch bert, got gpt2");
   EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: char")),
             "10: tokenizer.type: task 'mlm' needs a wordpiece tokenizer");
+  EXPECT_EQ(error_in(base_with("  lowercase: true", "  target_unit: whitespace")),
+            "12: tokenizer.target_unit: only a char tokenizer of a seq2seq task splits its "
+            "targets differently");
 }
 
 TEST_F(Config, MissingFiles) {

@@ -1,6 +1,7 @@
 // Decoding: greedy against score's distributions, seeded sampling, top-k / top-p /
 // temperature, stopping rules, and beam search against greedy and exhaustive search.
 #include "train/generation.h"
+#include "train/seq2seq_eval.h"
 
 #include <gtest/gtest.h>
 
@@ -279,6 +280,68 @@ TEST(Generation, Seq2SeqGreedyStartsFromTheDecoderStartAndStopsAtEos) {
   } else {
     EXPECT_EQ(std::count(r.tokens.begin(), r.tokens.end(), 2), 0);
   }
+}
+
+TEST(Generation, BatchedGreedyDecodingEqualsDecodingEachSourceAlone) {
+  auto bart = tiny_bart();
+  // Different lengths, so the batch pads and masks its shorter sources.
+  const std::vector<std::vector<int32_t>> sources = {
+      {5, 6, 7, 3}, {4}, {9, 9, 8, 7, 6, 5, 4}, {3, 10}, {11, 4, 5}};
+  // Random weights rarely pick the configured eos, so make the eos a token that one output
+  // holds and another lacks: some rows then finish early while others run on.
+  const auto unstopped = greedy_decode_batch(*bart, sources, 12);
+  const auto holds = [](const std::vector<int32_t>& v, int32_t t) {
+    return std::find(v.begin(), v.end(), t) != v.end();
+  };
+  std::optional<int32_t> eos;
+  for (const auto& output : unstopped)
+    for (int32_t t : output)
+      for (const auto& other : unstopped)
+        if (!eos && !holds(other, t)) eos = t;
+  ASSERT_TRUE(eos.has_value());
+  bart->config.eos_token_id = *eos;
+  const auto outputs = greedy_decode_batch(*bart, sources, 12);
+  ASSERT_EQ(outputs.size(), sources.size());
+  int reached_eos = 0;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const GenerationResult alone = generate(*bart, sources[i], greedy_options(12));
+    EXPECT_EQ(outputs[i], alone.tokens) << "source " << i;
+    reached_eos += alone.stop_reason == StopReason::eos;
+  }
+  // Both kinds of row are covered: some stop at the eos while others run on.
+  EXPECT_GT(reached_eos, 0);
+  EXPECT_LT(reached_eos, static_cast<int>(sources.size()));
+  EXPECT_TRUE(greedy_decode_batch(*bart, {}, 12).empty());
+  EXPECT_THROW(greedy_decode_batch(*bart, {{}}, 12), Error);
+}
+
+TEST(Generation, DecodeAndScoreGroupsTheVariantsOfASourceAndScoresItsOwnOutput) {
+  auto bart = tiny_bart();
+  const std::vector<int32_t> a = {5, 6, 7}, b = {8, 4};
+  std::vector<int32_t> out_a = generate(*bart, a, greedy_options(10)).tokens;
+  if (!out_a.empty() && out_a.back() == 2) out_a.pop_back();
+  // Source a appears twice: once with its own output as the reference (a variant that is
+  // right), once with something else. Source b has one reference the model cannot produce.
+  std::vector<data::Example> examples(3);
+  examples[0].input_ids = a;
+  examples[0].target_ids = {11, 11, 11};
+  examples[1].input_ids = b;
+  examples[1].target_ids = {0};
+  examples[2].input_ids = a;
+  examples[2].target_ids = out_a;
+  GenerationConfig greedy{.num_beams = 1, .max_new_tokens = 10};
+  Seq2SeqDecoding d = decode_and_score(*bart, examples, greedy, 2);
+  ASSERT_EQ(d.decoded.size(), 2u);
+  EXPECT_EQ(d.decoded[0].source, a);
+  EXPECT_EQ(d.decoded[0].references.size(), 2u);
+  EXPECT_EQ(d.decoded[0].output, out_a);
+  EXPECT_DOUBLE_EQ(d.metrics.at("sequence_error_rate"), 0.5);
+  // With num_beams > 1 each source goes through beam_search.
+  GenerationConfig beam{.num_beams = 3, .max_new_tokens = 10};
+  std::vector<int32_t> beam_b =
+      beam_search(*bart, b, {.num_beams = 3, .max_new_tokens = 10}).best.tokens;
+  if (!beam_b.empty() && beam_b.back() == 2) beam_b.pop_back();
+  EXPECT_EQ(decode_and_score(*bart, examples, beam, 1).decoded[1].output, beam_b);
 }
 
 TEST(Generation, BeamSearchWithOneBeamIsGreedy) {
