@@ -25,6 +25,13 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, CollateFn collate, Loader
              "dataset has {} examples: fewer than one global batch of {} (batch_size {} x {} "
              "ranks)",
              n, global, options_.batch_size, options_.world_size);
+  if (options_.group_by_length) {
+    lengths_.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const Example e = dataset_->get(i);
+      lengths_.push_back(static_cast<uint32_t>(e.input_ids.size() + e.target_ids.size()));
+    }
+  }
   start_prefetch();
 }
 
@@ -49,11 +56,34 @@ std::shared_ptr<const std::vector<size_t>> Loader::order_of(uint64_t epoch) cons
       Rng rng = Rng::for_stream(options_.seed ^ kShuffleStream, epoch);
       for (size_t i = order->size(); i > 1; --i)
         std::swap((*order)[i - 1], (*order)[rng.uniform_int(i)]);
+      if (options_.group_by_length) group_by_length(*order, rng);
     }
     cached_order_ = std::move(order);
     cached_epoch_ = epoch;
   }
   return cached_order_;
+}
+
+void Loader::group_by_length(std::vector<size_t>& order, Rng& rng) const {
+  const size_t global = options_.batch_size * static_cast<size_t>(options_.world_size);
+  const size_t group = kLengthGroupBatches * global;
+  const auto longer = [&](size_t a, size_t b) { return lengths_[a] > lengths_[b]; };
+  for (size_t begin = 0; begin < order.size(); begin += group) {
+    const size_t end = std::min(order.size(), begin + group);
+    std::stable_sort(order.begin() + begin, order.begin() + end, longer);
+  }
+  // Shuffle whole global batches; a last partial batch stays last, where batch positions
+  // expect it.
+  const size_t full = order.size() / global;
+  std::vector<size_t> batches(full);
+  std::iota(batches.begin(), batches.end(), size_t{0});
+  for (size_t i = full; i > 1; --i) std::swap(batches[i - 1], batches[rng.uniform_int(i)]);
+  std::vector<size_t> grouped;
+  grouped.reserve(order.size());
+  for (size_t b : batches)
+    grouped.insert(grouped.end(), order.begin() + b * global, order.begin() + (b + 1) * global);
+  grouped.insert(grouped.end(), order.begin() + full * global, order.end());
+  order = std::move(grouped);
 }
 
 Batch Loader::batch_at(const LoaderState& p) const {

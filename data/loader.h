@@ -31,6 +31,11 @@ using CollateFn = std::function<Batch(std::span<const Example>, Rng&)>;
 struct LoaderOptions {
   size_t batch_size = 32;  // per rank
   bool shuffle = true;
+  // Batches of examples of similar length, so that they pad little (Hugging Face's
+  // group_by_length): the shuffled order is cut into groups of kLengthGroupBatches global
+  // batches, each group is sorted by length (longest first), and the full global batches are
+  // then shuffled, so that the epoch still visits them in a random order. With shuffle.
+  bool group_by_length = false;
   // Drop the last global batch of an epoch when it is not full (always true with W > 1, so
   // that every rank gets the same number of batches).
   bool drop_last = false;
@@ -49,6 +54,8 @@ struct LoaderState {
 
 class Loader {
  public:
+  static constexpr size_t kLengthGroupBatches = 50;
+
   Loader(std::shared_ptr<const Dataset> dataset, CollateFn collate, LoaderOptions options);
   ~Loader();
   Loader(const Loader&) = delete;
@@ -66,11 +73,13 @@ class Loader {
 
  private:
   std::shared_ptr<const std::vector<size_t>> order_of(uint64_t epoch) const;
+  void group_by_length(std::vector<size_t>& order, Rng& rng) const;
   void start_prefetch();
   void stop_prefetch();
   static LoaderState advance(LoaderState p, uint64_t per_epoch);
 
   std::shared_ptr<const Dataset> dataset_;
+  std::vector<uint32_t> lengths_;  // with group_by_length: input + target ids per example
   CollateFn collate_;
   LoaderOptions options_;
   uint64_t batches_per_epoch_ = 0;

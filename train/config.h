@@ -89,7 +89,8 @@ struct DataConfig {
   int64_t max_source_length = 128;  // seq2seq
   int64_t max_target_length = 128;  // seq2seq
   bool shuffle = true;
-  int64_t prefetch = 1;  // batches collated ahead on a background thread; 0 = none
+  bool group_by_length = false;  // training batches of similar lengths (data::LoaderOptions)
+  int64_t prefetch = 1;          // batches collated ahead on a background thread; 0 = none
 };
 
 struct OptimConfig {

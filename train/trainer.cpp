@@ -111,6 +111,7 @@ class Run {
         data_.train, data_.collate,
         data::LoaderOptions{.batch_size = static_cast<size_t>(c_.train.batch_size),
                             .shuffle = c_.data.shuffle,
+                            .group_by_length = c_.data.group_by_length,
                             .seed = static_cast<uint64_t>(c_.train.seed),
                             .prefetch = static_cast<size_t>(c_.data.prefetch)});
     if (c_.train.resume == Resume::kAuto) resume();

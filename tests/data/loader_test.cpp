@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
+#include <tuple>
 
 #include "autograd/error.h"
 #include "data/collators.h"
@@ -67,6 +69,46 @@ TEST(Loader, EachEpochIsAPermutation) {
   // Epochs are shuffled differently.
   EXPECT_FALSE(
       std::equal(first_of_epoch.begin(), first_of_epoch.begin() + 11, first_of_epoch.begin() + 11));
+}
+
+TEST(Loader, GroupByLengthPadsLittleAndStillVisitsEveryExampleInARandomOrder) {
+  auto data = std::make_shared<CountingDataset>(1003);  // lengths 3..9
+  const auto collate = [](std::span<const Example> ex, Rng&) { return collate_causal_lm(ex, 0); };
+  const auto padding_and_examples = [&](Loader& loader) {
+    int64_t padding = 0;
+    std::multiset<int64_t> seen;
+    std::vector<int64_t> lengths;
+    for (uint64_t b = 0; b < loader.batches_per_epoch(); ++b) {
+      Batch batch = loader.next();
+      for (int64_t r = 0; r < batch.batch_size; ++r) {
+        seen.insert(batch.input_ids[r * batch.seq_len + 1]);
+        for (int64_t t = 0; t < batch.seq_len; ++t)
+          padding += batch.attention_mask[r * batch.seq_len + t] == 0;
+      }
+      lengths.push_back(batch.seq_len);
+    }
+    return std::make_tuple(padding, seen, lengths);
+  };
+  Loader plain(data, collate, {.batch_size = 10, .seed = 5});
+  Loader grouped(data, collate, {.batch_size = 10, .group_by_length = true, .seed = 5});
+  auto [plain_padding, plain_seen, plain_lengths] = padding_and_examples(plain);
+  auto [padding, seen, lengths] = padding_and_examples(grouped);
+  std::multiset<int64_t> all;
+  for (int i = 0; i < 1003; ++i) all.insert(100 + i);
+  EXPECT_EQ(seen, all);
+  EXPECT_EQ(plain_seen, all);
+  // Groups of 500 examples hold ~71 of each length, so nearly every batch of 10 is uniform.
+  EXPECT_LT(padding * 10, plain_padding) << padding << " vs " << plain_padding;
+  // Batches come in a random order of lengths, not sorted, and the partial batch is last.
+  EXPECT_FALSE(std::is_sorted(lengths.begin(), lengths.end() - 1, std::greater<>()));
+  EXPECT_FALSE(std::is_sorted(lengths.begin(), lengths.end() - 1));
+  EXPECT_EQ(grouped.batch_at({0, 100}).batch_size, 3);
+  // The order depends only on (seed, epoch): a restored loader replays it.
+  Loader again(data, collate, {.batch_size = 10, .group_by_length = true, .seed = 5});
+  again.restore({1, 7});
+  EXPECT_TRUE(same(again.next(), grouped.batch_at({1, 7})));
+  // And the epochs differ.
+  EXPECT_FALSE(same(grouped.batch_at({0, 0}), grouped.batch_at({1, 0})));
 }
 
 TEST(Loader, RestoredPositionReplaysTheSameBatches) {
