@@ -25,7 +25,7 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, CollateFn collate, Loader
              "dataset has {} examples: fewer than one global batch of {} (batch_size {} x {} "
              "ranks)",
              n, global, options_.batch_size, options_.world_size);
-  if (options_.group_by_length) {
+  if (options_.group_by_length && options_.shuffle) {
     lengths_.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       const Example e = dataset_->get(i);
@@ -68,13 +68,13 @@ void Loader::group_by_length(std::vector<size_t>& order, Rng& rng) const {
   const size_t global = options_.batch_size * static_cast<size_t>(options_.world_size);
   const size_t group = kLengthGroupBatches * global;
   const auto longer = [&](size_t a, size_t b) { return lengths_[a] > lengths_[b]; };
-  for (size_t begin = 0; begin < order.size(); begin += group) {
-    const size_t end = std::min(order.size(), begin + group);
+  // Only the full global batches are grouped: the rest stays a random sample of lengths
+  // (drop_last drops it) and stays last, where batch positions expect it.
+  const size_t full = order.size() / global;
+  for (size_t begin = 0; begin < full * global; begin += group) {
+    const size_t end = std::min(full * global, begin + group);
     std::stable_sort(order.begin() + begin, order.begin() + end, longer);
   }
-  // Shuffle whole global batches; a last partial batch stays last, where batch positions
-  // expect it.
-  const size_t full = order.size() / global;
   std::vector<size_t> batches(full);
   std::iota(batches.begin(), batches.end(), size_t{0});
   for (size_t i = full; i > 1; --i) std::swap(batches[i - 1], batches[rng.uniform_int(i)]);

@@ -31,10 +31,11 @@ using CollateFn = std::function<Batch(std::span<const Example>, Rng&)>;
 struct LoaderOptions {
   size_t batch_size = 32;  // per rank
   bool shuffle = true;
-  // Batches of examples of similar length, so that they pad little (Hugging Face's
+  // Batches of examples of similar length, so that they pad little (like Hugging Face's
   // group_by_length): the shuffled order is cut into groups of kLengthGroupBatches global
-  // batches, each group is sorted by length (longest first), and the full global batches are
-  // then shuffled, so that the epoch still visits them in a random order. With shuffle.
+  // batches, each group is sorted by length (longest first), and then, unlike Hugging Face,
+  // the full global batches are shuffled across the epoch, so that it still visits lengths
+  // in a random order. Only with shuffle.
   bool group_by_length = false;
   // Drop the last global batch of an epoch when it is not full (always true with W > 1, so
   // that every rank gets the same number of batches).

@@ -204,6 +204,8 @@ void check_data(Checker& c, const RunConfig& config) {
     c.check(d.max_seq_length <= positions, "data.max_seq_length", "{} exceeds {} {}",
             d.max_seq_length, positions_key, positions);
   }
+  c.check(!d.group_by_length || d.shuffle, "data.group_by_length",
+          "needs data.shuffle (it groups the shuffled order)");
   c.check(d.mlm_probability > 0 && d.mlm_probability < 1, "data.mlm_probability",
           "must be in (0, 1), got {}", d.mlm_probability);
   c.check(d.mask_replace_prob >= 0 && d.mask_replace_prob <= 1, "data.mask_replace_prob",

@@ -235,9 +235,12 @@ std::vector<std::vector<int32_t>> greedy_decode_batch(
   if (N == 0) return {};
   NoGradGuard no_grad;
   size_t S = 0;
-  for (const auto& s : sources) {
-    HEED_CHECK(!s.empty(), "generate: empty source");
-    S = std::max(S, s.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    HEED_CHECK(!sources[i].empty(), "greedy_decode_batch: source {} is empty", i);
+    HEED_CHECK(static_cast<int64_t>(sources[i].size()) <= model.config.max_position_embeddings,
+               "greedy_decode_batch: source {} has {} tokens, more than the model's {} positions",
+               i, sources[i].size(), model.config.max_position_embeddings);
+    S = std::max(S, sources[i].size());
   }
   std::vector<int64_t> ids(N * S, model.config.pad_token_id), mask(N * S, 0);
   for (int64_t i = 0; i < N; ++i) {

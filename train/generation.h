@@ -90,7 +90,8 @@ GenerationResult generate(const nn::EncoderDecoder& model, std::span<const int32
 // Greedy outputs of an encoder-decoder for many sources at once: the sources are padded into
 // one batch and encoded once, and each step extends every row that has not reached the eos.
 // Row i holds what generate(model, sources[i], greedy) gives (the eos included when
-// reached), up to float rounding between batched and single-row kernels.
+// reached), up to float rounding between batched and single-row kernels: at most
+// max_new_tokens, and at most max_position_embeddings - 1 (the start token takes a position).
 std::vector<std::vector<int32_t>> greedy_decode_batch(
     const nn::EncoderDecoder& model, const std::vector<std::vector<int32_t>>& sources,
     int64_t max_new_tokens);

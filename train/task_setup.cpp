@@ -68,10 +68,27 @@ data::WordPieceTokenizer wordpiece_for(const RunConfig& c, const Log& log) {
   return load_wordpiece(*c.init_from);
 }
 
+// A character vocabulary read from a file must split text as the config says.
+data::CharTokenizer check_units(data::CharTokenizer tok, const TokenizerConfig& t,
+                                const std::string& source) {
+  const auto name = [](data::CharTokenizer::Unit u) {
+    return u == data::CharTokenizer::Unit::kCharacter ? "character" : "whitespace";
+  };
+  HEED_CHECK(tok.unit() == t.unit, "tokenizer.unit: {} splits by {}, the config says {}", source,
+             name(tok.unit()), name(t.unit));
+  const auto target = t.target_unit.value_or(t.unit);
+  HEED_CHECK(tok.target_unit() == target,
+             "tokenizer.target_unit: {} splits targets by {}, the config says {}", source,
+             name(tok.target_unit()), name(target));
+  return tok;
+}
+
 data::CharTokenizer chars_for(const RunConfig& c, const Log& log) {
   const TokenizerConfig& t = c.tokenizer;
-  if (t.vocab && fs::exists(*t.vocab)) return data::CharTokenizer::load(*t.vocab);
-  if (c.init_from && !t.vocab) return load_char_tokenizer(*c.init_from);
+  if (t.vocab && fs::exists(*t.vocab))
+    return check_units(data::CharTokenizer::load(*t.vocab), t, *t.vocab);
+  if (c.init_from && !t.vocab)
+    return check_units(load_char_tokenizer(*c.init_from), t, *c.init_from);
   // Seq2seq sources and targets may be split differently; other tasks split every field alike.
   const bool paired = c.task == Task::kSeq2Seq;
   std::vector<std::string> sources, targets;

@@ -374,6 +374,8 @@ TEST_F(Config, ImpossibleValues) {
       {{"  num_attention_heads: 4", "  num_attention_heads: 5"},
        "6: model.num_attention_heads: 5 does not divide model.hidden_size 64"},
       {{"  lr: 5.0e-4", "  lr: 0"}, "18: optim.lr: must be > 0, got 0"},
+      {{"  max_seq_length: 64", "  max_seq_length: 64\n  shuffle: false\n  group_by_length: true"},
+       "18: data.group_by_length: needs data.shuffle (it groups the shuffled order)"},
       {{"  lr: 5.0e-4", "  lr: -1e-3"}, "18: optim.lr: must be > 0, got -0.001"},
       {{"  hidden_size: 64", "  hidden_size: 64\n  hidden_dropout_prob: 1.0"},
        "5: model.hidden_dropout_prob: must be in [0, 1), got 1"},

@@ -260,10 +260,12 @@ TEST(EndToEnd, TinyGraphemeToPhonemeLearnsAndInferTranslatesAsTheModelInMemory) 
     ASSERT_TRUE(arrow != std::string::npos && bar != std::string::npos) << line;
     const std::string source = line.substr(2, arrow - 2);
     const std::string output = line.substr(arrow + 4, bar - arrow - 4);
+    // The same decoding limit as the config's generation.max_new_tokens; stderr apart.
     FILE* pipe = popen((std::string(HEED_INFER_BIN) + " translate --checkpoint " + out +
-                        "/checkpoint-300 --json --text " + source + " 2>&1")
+                        "/checkpoint-300 --json --max-new-tokens 30 --text '" + source + "'")
                            .c_str(),
                        "r");
+    ASSERT_NE(pipe, nullptr);
     std::string reply;
     char buf[4096];
     while (size_t n = fread(buf, 1, sizeof buf, pipe)) reply.append(buf, n);

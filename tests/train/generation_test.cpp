@@ -330,12 +330,21 @@ TEST(Generation, DecodeAndScoreGroupsTheVariantsOfASourceAndScoresItsOwnOutput) 
   examples[2].input_ids = a;
   examples[2].target_ids = out_a;
   GenerationConfig greedy{.num_beams = 1, .max_new_tokens = 10};
-  Seq2SeqDecoding d = decode_and_score(*bart, examples, greedy, 2);
+  // Batches of 1: each source in its own chunk.
+  Seq2SeqDecoding d = decode_and_score(*bart, examples, greedy, 1);
   ASSERT_EQ(d.decoded.size(), 2u);
   EXPECT_EQ(d.decoded[0].source, a);
   EXPECT_EQ(d.decoded[0].references.size(), 2u);
   EXPECT_EQ(d.decoded[0].output, out_a);
+  std::vector<int32_t> out_b = generate(*bart, b, greedy_options(10)).tokens;
+  if (!out_b.empty() && out_b.back() == 2) out_b.pop_back();
+  EXPECT_EQ(d.decoded[1].output, out_b);
+  ASSERT_EQ(std::count(out_b.begin(), out_b.end(), 0), 0);
   EXPECT_DOUBLE_EQ(d.metrics.at("sequence_error_rate"), 0.5);
+  // Source a is exact against out_a; b's output lacks b's one reference token (0), so its
+  // edit distance is max(len, 1); the reference lengths sum to len(out_a) + 1.
+  const double edits = static_cast<double>(std::max<size_t>(out_b.size(), 1));
+  EXPECT_DOUBLE_EQ(d.metrics.at("token_error_rate"), edits / (1.0 + out_a.size()));
   // With num_beams > 1 each source goes through beam_search.
   GenerationConfig beam{.num_beams = 3, .max_new_tokens = 10};
   std::vector<int32_t> beam_b =
