@@ -11,6 +11,9 @@ cmudict/ (each the tarball's package/ folder). Outputs (UTF-8, "\n" line ends):
                                   each sentence; the same document split as lm/
   spam/{train,valid,test}.tsv    "label<TAB>text" (ham/spam): Subject plus plain-text body,
                                   HTML stripped, exact duplicates dropped, 80/10/10 per label
+  pretrain/{train,valid,test}.txt  the masked-LM corpus: lm/ plus the text (never the label)
+                                  of each spam/ message of the same split, one document each,
+                                  so that pretraining sees the domain it is fine-tuned on
   g2p/{train,valid,test}.tsv     CMUdict "WORD<TAB>PHONEMES" without stress marks, variants
                                   kept with their headword, 90/5/5 by headword
 Every split is decided by the SHA-256 of a stable key, so the output is byte-identical on
@@ -262,9 +265,11 @@ def prepare(sources, out):
     prose = {**load_sotu(os.path.join(sources, "sotu", "data")),
              **load_moby(os.path.join(sources, "moby-dick", "data"))}
     prose_split = split_keys(list(prose), 0.05, 0.05)
+    lm_docs = {}
     for split in ("train", "valid", "test"):
         docs = [[brown_sentence_text(s) for s in brown[d]] for d in brown if brown_split[d] == split]
         docs += [prose[d] for d in prose if prose_split[d] == split]
+        lm_docs[split] = docs
         write_lines(f"{out}/lm/{split}.txt", documents_to_lines(docs))
         counts.append((f"lm/{split}.txt", "documents", len(docs)))
         pos = []
@@ -288,6 +293,9 @@ def prepare(sources, out):
     for split, rows in spam_rows.items():
         write_lines(f"{out}/spam/{split}.tsv", [r for _, r in sorted(rows)])  # labels mixed
         counts.append((f"spam/{split}.tsv", "examples", len(rows)))
+        messages = [[r.split("\t", 1)[1]] for _, r in sorted(rows)]
+        write_lines(f"{out}/pretrain/{split}.txt", documents_to_lines(lm_docs[split] + messages))
+        counts.append((f"pretrain/{split}.txt", "documents", len(lm_docs[split]) + len(messages)))
 
     with open(os.path.join(sources, "cmudict", "data", "dict.json"), encoding="utf-8") as f:
         by_head = cmudict_pairs(json.load(f))
