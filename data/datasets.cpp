@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "autograd/error.h"
 #include "data/token_cache.h"
@@ -47,6 +48,19 @@ std::map<std::string, int64_t, std::less<>> label_index(LabelNames& given,
 }
 
 }  // namespace
+
+LabelNames conll_tag_names(const std::vector<std::string>& paths) {
+  std::set<std::string, std::less<>> tags;
+  for (const std::string& path : paths) {
+    for_each_line(path, [&](std::string_view line, size_t) {
+      if (line.empty()) return;
+      auto fields = split_tabs(line);
+      HEED_CHECK(fields.size() == 2 && !fields[1].empty(), "expected word<TAB>tag");
+      if (tags.find(fields[1]) == tags.end()) tags.emplace(fields[1]);
+    });
+  }
+  return LabelNames(tags.begin(), tags.end());
+}
 
 std::vector<std::string_view> split_tabs(std::string_view line) {
   std::vector<std::string_view> fields;

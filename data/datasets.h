@@ -115,6 +115,11 @@ class Seq2SeqDataset : public Dataset {
   std::vector<Example> examples_;
 };
 
+// The sorted distinct tags of CoNLL files ("word<TAB>tag" lines): a tag set for every split of
+// a tagging task, since rare tags (Brown has 472) may occur in validation or test only. The
+// model then has a class for them that training never shows it, and counts them as errors.
+LabelNames conll_tag_names(const std::vector<std::string>& paths);
+
 // Splits a TSV line on tabs.
 std::vector<std::string_view> split_tabs(std::string_view line);
 

@@ -134,6 +134,12 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
       {"train", c.data.train}, {"valid", c.data.valid}, {"test", c.data.test}};
   std::vector<std::shared_ptr<const data::Dataset>*> targets{&d.train, &d.valid, &d.test};
   data::LabelNames labels = c.data.labels.value_or(data::LabelNames{});
+  if (c.task == Task::kTokenClassification && labels.empty()) {
+    std::vector<std::string> files;
+    for (const auto& [split, path] : splits)
+      if (path) files.push_back(*path);
+    labels = data::conll_tag_names(files);
+  }
 
   for (size_t i = 0; i < splits.size(); ++i) {
     const auto& [split, path] = splits[i];

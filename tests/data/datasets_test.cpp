@@ -68,6 +68,23 @@ TEST(TextClassification, MalformedLinesNameFileAndLine) {
             std::string::npos);
 }
 
+TEST(TokenClassification, TagNamesAreTheSortedUnionOfEverySplit) {
+  ScratchDir dir;
+  std::string train = dir.write("train.conll", "The\tAT\ndog\tNN\n\nA\tAT\ncat\tNN\n");
+  std::string test = dir.write("test.conll", "Dogs\tNNS\nrun\tVB\n\n");
+  EXPECT_EQ(conll_tag_names({train, test}), (LabelNames{"AT", "NN", "NNS", "VB"}));
+  // A test tag that training never shows loads with that tag set instead of failing.
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  TokenClassificationDataset ds(test, tok, 16, conll_tag_names({train, test}));
+  std::vector<int32_t> word_labels;
+  for (int32_t l : ds.get(0).token_labels)
+    if (l != -100) word_labels.push_back(l);
+  EXPECT_EQ(word_labels, (std::vector<int32_t>{2, 3}));  // NNS, VB
+  std::string bad = dir.write("bad.conll", "word-without-tag\n");
+  EXPECT_NE(error_of([&] { conll_tag_names({bad}); }).find("bad.conll:1: expected word<TAB>tag"),
+            std::string::npos);
+}
+
 TEST(TokenClassification, TagOnFirstPieceOnly) {
   ScratchDir dir;
   auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
