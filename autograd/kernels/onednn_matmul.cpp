@@ -104,11 +104,6 @@ dnnl::matmul build(const Shape& a_shape, const Shape& a_strides, const Shape& b_
   return dnnl::matmul(pd);
 }
 
-bool last_two_dense(const Tensor& t) {
-  const int64_t nd = t.dim();
-  return t.strides()[nd - 1] == 1 || t.strides()[nd - 2] == 1;
-}
-
 }  // namespace
 
 void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
