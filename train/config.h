@@ -124,6 +124,7 @@ struct EvalConfig {
   int64_t every_steps = 0;            // 0 = no periodic evaluation
   int64_t max_batches = 0;            // 0 = the whole split
   std::optional<int64_t> batch_size;  // unset: train.batch_size
+  bool decode = true;                 // seq2seq: also decode the examples and score the outputs
 };
 
 struct CheckpointConfig {

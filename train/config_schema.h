@@ -196,6 +196,7 @@ void visit_config(V& v, C& c) {
     v.field("every_steps", c.eval.every_steps);
     v.field("max_batches", c.eval.max_batches);
     v.field("batch_size", c.eval.batch_size);
+    v.field("decode", c.eval.decode);
   });
   v.section("checkpoint", [&] {
     v.field("every_steps", c.checkpoint.every_steps);

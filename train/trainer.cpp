@@ -214,7 +214,7 @@ class Run {
       metrics.add(r.loss.item(), r.targets, r.logits, r.labels);
     }
     std::map<std::string, double> results = metrics.results();
-    if (c_.task == Task::kSeq2Seq) {
+    if (c_.task == Task::kSeq2Seq && c_.eval.decode) {
       // Teacher-forced accuracy flatters a seq2seq model: also score what it decodes itself,
       // over the same examples.
       const size_t n = std::min<size_t>(split->size(), batches * loader.options().batch_size);

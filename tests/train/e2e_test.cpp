@@ -275,3 +275,17 @@ TEST(EndToEnd, TinyGraphemeToPhonemeLearnsAndInferTranslatesAsTheModelInMemory) 
   }
   EXPECT_EQ(checked, 6) << o.output;
 }
+
+TEST(EndToEnd, Seq2SeqEvaluationDecodesUnlessTurnedOff) {
+  const std::string out = fresh_dir("g2p_no_decode");
+  Outcome o = run_train(
+      "--config configs/tiny/seq2seq_g2p.yaml --set train.max_steps=30"
+      " --set schedule.warmup_steps=5 --set eval.decode=false"
+      " --set train.output_dir=" +
+      out);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  auto test = nlohmann::json::parse(file_bytes(out + "/final_metrics.json"))["test"];
+  EXPECT_TRUE(test.contains("loss")) << test;
+  EXPECT_FALSE(test.contains("sequence_error_rate")) << test;
+  EXPECT_FALSE(test.contains("token_error_rate")) << test;
+}
