@@ -12,10 +12,6 @@ namespace heed::data {
 
 namespace {
 
-const char* unit_name(CharTokenizer::Unit unit) {
-  return unit == CharTokenizer::Unit::kCharacter ? "character" : "whitespace";
-}
-
 CharTokenizer::Unit parse_unit(const nlohmann::json& j, const char* key, const std::string& path) {
   HEED_CHECK(j[key].is_string(), "{}: key '{}' must be a string", path, key);
   const std::string unit = j[key];
@@ -26,6 +22,10 @@ CharTokenizer::Unit parse_unit(const nlohmann::json& j, const char* key, const s
 }
 
 }  // namespace
+
+const char* CharTokenizer::unit_name(Unit unit) {
+  return unit == Unit::kCharacter ? "character" : "whitespace";
+}
 
 CharTokenizer::CharTokenizer(Vocab vocab, Unit unit, Unit target_unit)
     : vocab_(std::move(vocab)), unit_(unit), target_unit_(target_unit) {

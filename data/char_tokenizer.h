@@ -19,6 +19,8 @@ namespace heed::data {
 class CharTokenizer {
  public:
   enum class Unit { kCharacter, kWhitespaceSymbol };
+  // "character" or "whitespace", as the JSON file and the config name them.
+  static const char* unit_name(Unit unit);
   static constexpr const char* kPad = "[PAD]";
   static constexpr const char* kUnk = "[UNK]";
   static constexpr const char* kBos = "[BOS]";

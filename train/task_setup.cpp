@@ -71,9 +71,7 @@ data::WordPieceTokenizer wordpiece_for(const RunConfig& c, const Log& log) {
 // A character vocabulary read from a file must split text as the config says.
 data::CharTokenizer check_units(data::CharTokenizer tok, const TokenizerConfig& t,
                                 const std::string& source) {
-  const auto name = [](data::CharTokenizer::Unit u) {
-    return u == data::CharTokenizer::Unit::kCharacter ? "character" : "whitespace";
-  };
+  const auto name = data::CharTokenizer::unit_name;
   HEED_CHECK(tok.unit() == t.unit, "tokenizer.unit: {} splits by {}, the config says {}", source,
              name(tok.unit()), name(t.unit));
   const auto target = t.target_unit.value_or(t.unit);

@@ -63,6 +63,17 @@ std::string mlm_args(const std::string& out, const std::string& extra = "") {
          " --set tokenizer.vocab=" + out + "/vocab.txt " + extra;
 }
 
+// Pretrains the tiny MLM into a fresh `name`_pretrain directory, then runs the tiny
+// fine-tuning `config` from its final checkpoint into `out`.
+Outcome fine_tune_from_tiny_mlm(const std::string& name, const std::string& config,
+                                const std::string& out) {
+  const std::string mlm = fresh_dir(name + "_pretrain");
+  Outcome pretrain = run_train(mlm_args(mlm));
+  if (pretrain.exit_code != 0) return pretrain;
+  return run_train("--config " + config + " --set train.output_dir=" + out +
+                   " --set init_from=" + mlm + "/checkpoint-200");
+}
+
 }  // namespace
 
 TEST(EndToEnd, TinyMlmLossFallsAndCheckpointsHoldEverything) {
@@ -120,10 +131,8 @@ TEST(EndToEnd, SigtermSavesACheckpointAndExitsCleanly) {
 }
 
 TEST(EndToEnd, ClassifierFineTunesFromTheMlmCheckpoint) {
-  const std::string mlm = fresh_dir("pretrain"), cls = fresh_dir("classify");
-  ASSERT_EQ(run_train(mlm_args(mlm)).exit_code, 0);
-  Outcome o = run_train("--config configs/tiny/bert_classify.yaml --set train.output_dir=" + cls +
-                        " --set init_from=" + mlm + "/checkpoint-200");
+  const std::string cls = fresh_dir("classify");
+  Outcome o = fine_tune_from_tiny_mlm("classify", "configs/tiny/bert_classify.yaml", cls);
   ASSERT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("init_from"), std::string::npos);
   auto final_metrics = nlohmann::json::parse(file_bytes(cls + "/final_metrics.json"));
@@ -221,10 +230,8 @@ TEST(EndToEnd, TinyGptLearnsAndItsCheckpointGenerates) {
 }
 
 TEST(EndToEnd, TokenClassifierFineTunesFromTheMlmCheckpoint) {
-  const std::string mlm = fresh_dir("pos_pretrain"), pos = fresh_dir("pos");
-  ASSERT_EQ(run_train(mlm_args(mlm)).exit_code, 0);
-  Outcome o = run_train("--config configs/tiny/bert_pos.yaml --set train.output_dir=" + pos +
-                        " --set init_from=" + mlm + "/checkpoint-200");
+  const std::string pos = fresh_dir("pos");
+  Outcome o = fine_tune_from_tiny_mlm("pos", "configs/tiny/bert_pos.yaml", pos);
   ASSERT_EQ(o.exit_code, 0) << o.output;
   auto final_metrics = nlohmann::json::parse(file_bytes(pos + "/final_metrics.json"));
   // Tags of the toy grammar follow from the words: a tagger that learned anything is far

@@ -315,11 +315,16 @@ TEST(Generation, BatchedGreedyDecodingEqualsDecodingEachSourceAlone) {
   EXPECT_THROW(greedy_decode_batch(*bart, {{}}, 12), Error);
 }
 
+// Generated tokens without tiny_bart's final eos (2), as decode_and_score reports outputs.
+std::vector<int32_t> without_eos(std::vector<int32_t> tokens) {
+  if (!tokens.empty() && tokens.back() == 2) tokens.pop_back();
+  return tokens;
+}
+
 TEST(Generation, DecodeAndScoreGroupsTheVariantsOfASourceAndScoresItsOwnOutput) {
   auto bart = tiny_bart();
   const std::vector<int32_t> a = {5, 6, 7}, b = {8, 4};
-  std::vector<int32_t> out_a = generate(*bart, a, greedy_options(10)).tokens;
-  if (!out_a.empty() && out_a.back() == 2) out_a.pop_back();
+  const std::vector<int32_t> out_a = without_eos(generate(*bart, a, greedy_options(10)).tokens);
   // Source a appears twice: once with its own output as the reference (a variant that is
   // right), once with something else. Source b has one reference the model cannot produce.
   std::vector<data::Example> examples(3);
@@ -336,8 +341,7 @@ TEST(Generation, DecodeAndScoreGroupsTheVariantsOfASourceAndScoresItsOwnOutput) 
   EXPECT_EQ(d.decoded[0].source, a);
   EXPECT_EQ(d.decoded[0].references.size(), 2u);
   EXPECT_EQ(d.decoded[0].output, out_a);
-  std::vector<int32_t> out_b = generate(*bart, b, greedy_options(10)).tokens;
-  if (!out_b.empty() && out_b.back() == 2) out_b.pop_back();
+  const std::vector<int32_t> out_b = without_eos(generate(*bart, b, greedy_options(10)).tokens);
   EXPECT_EQ(d.decoded[1].output, out_b);
   ASSERT_EQ(std::count(out_b.begin(), out_b.end(), 0), 0);
   EXPECT_DOUBLE_EQ(d.metrics.at("sequence_error_rate"), 0.5);
@@ -347,9 +351,8 @@ TEST(Generation, DecodeAndScoreGroupsTheVariantsOfASourceAndScoresItsOwnOutput) 
   EXPECT_DOUBLE_EQ(d.metrics.at("token_error_rate"), edits / (1.0 + out_a.size()));
   // With num_beams > 1 each source goes through beam_search.
   GenerationConfig beam{.num_beams = 3, .max_new_tokens = 10};
-  std::vector<int32_t> beam_b =
-      beam_search(*bart, b, {.num_beams = 3, .max_new_tokens = 10}).best.tokens;
-  if (!beam_b.empty() && beam_b.back() == 2) beam_b.pop_back();
+  const std::vector<int32_t> beam_b =
+      without_eos(beam_search(*bart, b, {.num_beams = 3, .max_new_tokens = 10}).best.tokens);
   EXPECT_EQ(decode_and_score(*bart, examples, beam, 1).decoded[1].output, beam_b);
 }
 
