@@ -9,6 +9,9 @@
 namespace heed {
 
 std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t counter);
+// philox4x32 of counters counter .. counter + blocks - 1, written one after another
+// (4 * blocks words): the same numbers, computed many counters at a time.
+void philox4x32_blocks(uint64_t seed, uint64_t counter, int64_t blocks, uint32_t* out);
 
 // A uniform float in [0, 1) from 24 random bits.
 inline float uint_to_unit_float(uint32_t x) {

@@ -23,13 +23,13 @@ Tensor apply_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offset) 
     parallel_for(
         (blocks + kBlocksPerTask - 1) / kBlocksPerTask, kBlocksPerTask * 16, [&](int64_t t) {
           const int64_t b0 = t * kBlocksPerTask, b1 = std::min(blocks, b0 + kBlocksPerTask);
-          for (int64_t b = b0; b < b1; ++b) {
-            const auto r = philox4x32(seed, offset + b);
-            for (int64_t lane = 0; lane < 4; ++lane) {
-              const int64_t i = b * 4 + lane;
-              if (i >= n) break;
-              o[i] = uint_to_unit_float(r[lane]) >= threshold ? xp[i] * scale : T(0);
-            }
+          uint32_t draws[4 * kBlocksPerTask];
+          philox4x32_blocks(seed, offset + b0, b1 - b0, draws);
+          const int64_t i0 = b0 * 4, i1 = std::min(n, b1 * 4);
+          const T* x_task = xp + i0;
+          T* out_task = o + i0;
+          for (int64_t i = 0; i < i1 - i0; ++i) {
+            out_task[i] = uint_to_unit_float(draws[i]) >= threshold ? x_task[i] * scale : T(0);
           }
         });
   });

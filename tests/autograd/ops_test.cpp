@@ -30,6 +30,19 @@ TEST(Ops, GeluMatchesClosedForms) {
   }
 }
 
+TEST(Ops, FastGeluGradientsMatchF64Reference) {
+  // The f32 backward uses fast::erf and fast::tanh; the f64 one libm.
+  for (GeluApproximation form : {GeluApproximation::none, GeluApproximation::tanh}) {
+    Tensor x32 = rand32({7, 129}, 12) * 3.0;
+    Tensor x64 = x32.to(DType::f64);
+    x32.set_requires_grad(true);
+    x64.set_requires_grad(true);
+    sum(gelu(x32, form)).backward();
+    sum(gelu(x64, form)).backward();
+    EXPECT_LT(max_relative_error(x32.grad(), x64.grad()), 1e-6);
+  }
+}
+
 TEST(Ops, SoftmaxRowsSumToOneAndLogSoftmaxAgrees) {
   Tensor x = rand32({5, 7}, 1);
   Tensor s = softmax(x, -1);
@@ -52,6 +65,9 @@ TEST(Ops, FastF32PathMatchesF64Reference) {
             1e-5);
   EXPECT_LT(max_relative_error(softmax(x, -1), softmax(f64(x), -1)), 1e-6);
   EXPECT_LT(max_relative_error(gelu(x), gelu(f64(x))), 1e-6);
+  EXPECT_LT(
+      max_relative_error(gelu(x, GeluApproximation::tanh), gelu(f64(x), GeluApproximation::tanh)),
+      1e-6);
   Tensor mask = from_vector<uint8_t>({1, 1, 0, 1, 1, 1}, {6, 1});
   EXPECT_LT(max_relative_error(attention_softmax(x.reshape({1, 6, 33}), 0.3),
                                attention_softmax(f64(x).reshape({1, 6, 33}), 0.3)),
@@ -102,6 +118,33 @@ TEST(Ops, DropoutDropsTheRightShareAndScalesTheRest) {
   // Binomial(100000, 0.25): standard deviation 137; allow 5 of them.
   EXPECT_NEAR(zeros_seen, 25000, 5 * 137);
   EXPECT_EQ(dropout(x, 0.25, false, g).storage(), x.storage());  // identity in eval
+}
+
+TEST(Ops, DropoutKeepsExactlyTheElementsWhosePhiloxDrawClearsP) {
+  // The definition, element by element: element i of a dropout call that reserved Philox
+  // blocks from `offset` is kept iff draw i % 4 of block offset + i / 4 is >= p. Covers a
+  // length that is not a multiple of 4 and spans several of the kernel's tasks.
+  Generator g(11);
+  g.reserve_blocks(3);  // start at a non-zero offset
+  const uint64_t offset = g.state().offset;
+  const int64_t n = 9001;
+  const double p = 0.3;
+  std::vector<float> y = dropout(ones({n}), p, true, g).to_vector<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float draw = uint_to_unit_float(philox4x32(g.seed(), offset + i / 4)[i % 4]);
+    ASSERT_EQ(y[i] != 0.0f, draw >= static_cast<float>(p)) << "element " << i;
+  }
+}
+
+TEST(Ops, PhiloxBlocksEqualsOneCounterAtATime) {
+  // Counters that cross the 2^32 boundary of the low word.
+  const uint64_t first = (uint64_t{1} << 32) - 5;
+  std::vector<uint32_t> batch(4 * 37);
+  philox4x32_blocks(0x1234'5678'9abcULL, first, 37, batch.data());
+  for (int64_t b = 0; b < 37; ++b) {
+    const auto one = philox4x32(0x1234'5678'9abcULL, first + b);
+    for (int lane = 0; lane < 4; ++lane) EXPECT_EQ(batch[4 * b + lane], one[lane]);
+  }
 }
 
 TEST(Ops, DropoutIsReproducibleFromTheSeed) {
