@@ -110,8 +110,9 @@ struct ScheduleConfig {
 struct TrainConfig {
   int64_t batch_size = 32;  // per process; the global batch is × grad_accum_steps × ranks
   int64_t grad_accum_steps = 1;
-  int64_t max_steps = 0;       // required: optimizer steps
-  double max_grad_norm = 1.0;  // 0 = no clipping
+  int64_t max_steps = 0;         // required: optimizer steps
+  double max_grad_norm = 1.0;    // 0 = no clipping
+  double label_smoothing = 0.0;  // training loss only; evaluation reports the plain NLL
   int64_t seed = 42;
   int64_t threads = 0;     // 0 = OpenMP's default (all cores)
   std::string output_dir;  // required

@@ -185,6 +185,7 @@ void visit_config(V& v, C& c) {
     v.field("grad_accum_steps", t.grad_accum_steps);
     v.field("max_steps", t.max_steps, Need::kRequired);
     v.field("max_grad_norm", t.max_grad_norm);
+    v.field("label_smoothing", t.label_smoothing);
     v.field("seed", t.seed);
     v.field("threads", t.threads);
     v.field("output_dir", t.output_dir, Need::kRequired);

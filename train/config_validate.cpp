@@ -239,6 +239,7 @@ void check_training(Checker& c, const RunConfig& config) {
   c.at_least("train.grad_accum_steps", t.grad_accum_steps, 1);
   c.at_least("train.max_steps", t.max_steps, 1);
   c.non_negative("train.max_grad_norm", t.max_grad_norm);
+  c.unit_interval("train.label_smoothing", t.label_smoothing);
   c.at_least("train.seed", t.seed, 0);
   c.at_least("train.threads", t.threads, 0);
   c.check(!t.output_dir.empty(), "train.output_dir", "must not be empty");

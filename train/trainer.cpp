@@ -60,13 +60,16 @@ std::string duration(double seconds) {
   return fmt::format("{}s", s);
 }
 
-// The loss of one batch, with the logits and labels its metrics need.
+// The loss of one batch, with the logits and labels its metrics need. With label smoothing
+// (training only) the loss is recomputed from the logits as PyTorch's
+// cross_entropy(label_smoothing=ε) does: (1-ε)·NLL + ε·mean over classes of -log p.
 struct BatchLoss {
   Tensor loss, logits, labels;
   int64_t targets = 0;
 };
 
-BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Batch& batch) {
+BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Batch& batch,
+                     double label_smoothing = 0.0) {
   nn::ModelInputs in = to_model_inputs(batch);
   BatchLoss r;
   r.targets = batch.num_target_tokens;
@@ -84,6 +87,11 @@ BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Ba
     r.loss = out.loss;
     r.logits = out.logits;
     if (out.labels.defined()) r.labels = out.labels;
+  }
+  if (label_smoothing > 0.0) {
+    const int64_t V = r.logits.size(-1);
+    r.loss =
+        cross_entropy(r.logits.reshape({-1, V}), r.labels.reshape({-1}), -100, label_smoothing);
   }
   return r;
 }
@@ -344,7 +352,7 @@ class Run {
       double step_loss = 0.0;
       for (int64_t micro = 0; micro < c_.train.grad_accum_steps; ++micro) {
         data::Batch batch = loader_->next();
-        BatchLoss r = batch_loss(c_.task, *model_, batch);
+        BatchLoss r = batch_loss(c_.task, *model_, batch, c_.train.label_smoothing);
         const double value = r.loss.item();
         if (!std::isfinite(value)) {
           say(

@@ -385,6 +385,8 @@ TEST_F(Config, ImpossibleValues) {
       {{"  batch_size: 8", "  grad_accum_steps: 0"},
        "24: train.grad_accum_steps: must be at least 1, got 0"},
       {{"  max_steps: 100", "  max_steps: 0"}, "25: train.max_steps: must be at least 1, got 0"},
+      {{"  max_steps: 100", "  max_steps: 100\n  label_smoothing: 1.0"},
+       "26: train.label_smoothing: must be in [0, 1), got 1"},
       {{"  warmup_steps: 10", "  warmup_steps: -1"},
        "22: schedule.warmup_steps: must be in [0, train.max_steps = 100], got -1"},
       {{"  warmup_steps: 10", "  warmup_steps: 101"},

@@ -296,3 +296,23 @@ TEST(EndToEnd, Seq2SeqEvaluationDecodesUnlessTurnedOff) {
   EXPECT_FALSE(test.contains("sequence_error_rate")) << test;
   EXPECT_FALSE(test.contains("token_error_rate")) << test;
 }
+
+TEST(EndToEnd, LabelSmoothingEntersTheTrainingLossAsPyTorchDefinesIt) {
+  // At step 1 the weights and the batch are the same whatever ε is, and PyTorch's smoothed
+  // loss, (1-ε)·NLL + ε·mean_c(-log p_c), is linear in ε: L(0.2) - L(0.1) = L(0.1) - L(0).
+  auto first_loss = [](const std::string& epsilon) {
+    const std::string out = fresh_dir("label_smoothing_" + epsilon);
+    Outcome o = run_train(
+        "--config configs/tiny/seq2seq_g2p.yaml --set train.max_steps=1"
+        " --set schedule.warmup_steps=0 --set train.eval_at_end=false"
+        " --set logging.every_steps=1 --set train.label_smoothing=" +
+        epsilon + " --set train.output_dir=" + out);
+    EXPECT_EQ(o.exit_code, 0) << o.output;
+    auto l = losses(out);
+    EXPECT_EQ(l.size(), 1u) << o.output;
+    return l.empty() ? 0.0 : l.front().second;
+  };
+  const double l0 = first_loss("0.0"), l1 = first_loss("0.1"), l2 = first_loss("0.2");
+  EXPECT_GT(std::abs(l1 - l0), 1e-3);
+  EXPECT_NEAR(l2 - l1, l1 - l0, 1e-5 * l0);
+}
