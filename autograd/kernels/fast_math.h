@@ -8,18 +8,21 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace heed::fast {
 
 // e^{-|x|}: -|x| = n·ln2 + r with |r| <= ln2/2, e^r by its Taylor series to r^7
-// (truncation error below 1e-8 relative), 2^n put straight into the exponent bits. |x| is
-// capped at 87, where 2^n is still a normal float, so the result is never below ~1.6e-38.
-// The cap compares the bits of |x| as integers: a float clamp before the polynomial lets
-// GCC split the loop into branches (one per clamped constant), which stops vectorisation.
+// (truncation error below 1e-8 relative), 2^n put straight into the exponent bits. For
+// |x| >= 87, where 2^n would leave the normal floats, the result is 0 (e^-87 is 1.6e-38);
+// a NaN comes back as itself, so that a NaN loss still shows. Clamps and selects work on
+// the bits as integers: a float clamp before the polynomial lets GCC split the loop into
+// branches (one per clamped constant), which stops vectorisation.
 [[gnu::always_inline]] inline float exp_minus_abs(float x) {
-  constexpr int32_t kBitsOf87 = 0x42AE0000;  // 87.0f
-  const int32_t magnitude = std::min(std::bit_cast<int32_t>(std::fabs(x)), kBitsOf87);
-  const float y = -std::bit_cast<float>(magnitude);
+  constexpr int32_t kBitsOf87 = 0x42AE0000;   // 87.0f
+  constexpr int32_t kBitsOfInf = 0x7F800000;  // above: NaN
+  const int32_t bits = std::bit_cast<int32_t>(std::fabs(x));
+  const float y = -std::bit_cast<float>(std::min(bits, kBitsOf87));
   // Round to nearest by adding and subtracting 1.5·2^23 (std::floor would not vectorise).
   constexpr float kRound = 12582912.0f;
   const float n = (y * 1.44269504088896341f + kRound) - kRound;
@@ -35,7 +38,21 @@ namespace heed::fast {
   p = p * r + 1.0f;
   p = p * r + 1.0f;
   const int32_t biased = static_cast<int32_t>(n) + 127;
-  return p * std::bit_cast<float>(biased << 23);
+  const int32_t result = std::bit_cast<int32_t>(p * std::bit_cast<float>(biased << 23));
+  const int32_t in_range = -static_cast<int32_t>(bits < kBitsOf87);  // all ones or 0
+  const int32_t nan = -static_cast<int32_t>(bits > kBitsOfInf);
+  return std::bit_cast<float>((result & in_range) | (std::bit_cast<int32_t>(x) & nan));
+}
+
+// e^x for x <= 0 (softmax and cross-entropy shift by the row's maximum, so every exponent
+// is): fast::exp_minus_abs for float, libm for the f64 reference path.
+template <typename T>
+[[gnu::always_inline]] inline T exp_nonpositive(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return exp_minus_abs(x);
+  } else {
+    return std::exp(x);
+  }
 }
 
 // erf(x) by Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7), the form oneDNN's

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
@@ -36,7 +37,8 @@ struct CrossEntropyBackward : Node {
           return;
         }
         const T* xr = x + r * classes;
-        for (int64_t c = 0; c < classes; ++c) orow[c] = scale * (std::exp(xr[c] - l[r]) - off);
+        for (int64_t c = 0; c < classes; ++c)
+          orow[c] = scale * (fast::exp_nonpositive(xr[c] - l[r]) - off);
         orow[targets[r]] -= scale * on;
       });
     });
@@ -80,7 +82,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in, int64_t 
       for (int64_t c = 0; c < classes; ++c) m = std::max(m, xr[c]);
       T s = 0, sum_x = 0;
       for (int64_t c = 0; c < classes; ++c) {
-        s += std::exp(xr[c] - m);
+        s += fast::exp_nonpositive(xr[c] - m);
         sum_x += xr[c];
       }
       l[r] = m + std::log(s);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/strided_loop.h"
 #include "autograd/node.h"
@@ -66,7 +67,7 @@ struct LogSoftmaxBackward : Node {
         T total = 0;
         for (int64_t c = 0; c < width; ++c) total += gr[c];
         for (int64_t c = 0; c < width; ++c) {
-          o[r * width + c] = gr[c] - std::exp(yp[r * width + c]) * total;
+          o[r * width + c] = gr[c] - fast::exp_nonpositive(yp[r * width + c]) * total;
         }
       });
     });
@@ -88,13 +89,13 @@ Tensor softmax_last(const Tensor& a_in, bool log) {
       T m = -std::numeric_limits<T>::infinity();
       for (int64_t c = 0; c < width; ++c) m = std::max(m, xr[c]);
       T total = 0;
-      for (int64_t c = 0; c < width; ++c) total += std::exp(xr[c] - m);
+      for (int64_t c = 0; c < width; ++c) total += fast::exp_nonpositive(xr[c] - m);
       if (log) {
         const T lse = m + std::log(total);
         for (int64_t c = 0; c < width; ++c) orow[c] = xr[c] - lse;
       } else {
         const T inv = T(1) / total;
-        for (int64_t c = 0; c < width; ++c) orow[c] = std::exp(xr[c] - m) * inv;
+        for (int64_t c = 0; c < width; ++c) orow[c] = fast::exp_nonpositive(xr[c] - m) * inv;
       }
     });
   });
@@ -178,7 +179,7 @@ Tensor attention_softmax(const Tensor& scores_in, double scale, const Tensor& ma
       }
       T total = 0;
       for (int64_t c = 0; c < limit; ++c) {
-        orow[c] = std::exp(orow[c] - m);
+        orow[c] = fast::exp_nonpositive(orow[c] - m);
         total += orow[c];
       }
       const T inv = T(1) / total;
