@@ -1,6 +1,6 @@
 // infer: runs a trained checkpoint on text.
 //   infer fill-mask --checkpoint DIR --text "the [MASK] of ..." [--top-k 5]
-//   infer classify  --checkpoint DIR --text "..." [--text-pair "..."]
+//   infer classify  --checkpoint DIR --text "..." [--text-pair "..."] [--max-length N]
 //   infer generate  --checkpoint DIR --prompt "..." [--max-new-tokens N] [--temperature T]
 //                   [--top-k K] [--top-p P] [--seed S] [--greedy]
 //   infer score     --checkpoint DIR --text "..."
@@ -51,6 +51,13 @@ int run(int argc, char** argv) {
       app, "classify", "label probabilities, or a tag per word (BERT classification)", classify);
   classify_cmd->add_option("--text", classify.text, "text ('-': lines of stdin)")->required();
   classify_cmd->add_option("--text-pair", classify.text_pair, "second text of a pair");
+  classify_cmd
+      ->add_option("--max-length", classify.max_length,
+                   "truncate each input to this many ids, [CLS] and [SEP] included, as "
+                   "training's data.max_seq_length does (0: no truncation; a longer text is an "
+                   "error)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 
   GenerateArgs gen;
   CLI::App* gen_cmd = add_command(app, "generate", "continue a prompt (GPT)", gen);

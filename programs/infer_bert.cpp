@@ -128,8 +128,10 @@ void classify_sequence(const Checkpoint& c, const ClassifyArgs& args,
   const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("classify");
   const std::vector<std::string> names = label_names(model.config);
   for (size_t n = 0; n < texts.size(); ++n) {
-    const data::Encoding enc =
-        args.text_pair.empty() ? tok.encode(texts[n]) : tok.encode_pair(texts[n], args.text_pair);
+    const size_t max_length = static_cast<size_t>(args.max_length);
+    const data::Encoding enc = args.text_pair.empty()
+                                   ? tok.encode(texts[n], max_length)
+                                   : tok.encode_pair(texts[n], args.text_pair, max_length);
     check_model_length(enc.input_ids.size(), model.config);
     const Tensor logits = model.forward(bert_inputs(enc)).logits;  // [1, L]
     json j = {{"text", texts[n]}, {"input_ids", enc.input_ids}};
@@ -163,6 +165,10 @@ void classify_tokens(const Checkpoint& c, const ClassifyArgs& args,
   HEED_CHECK(args.text_pair.empty(),
              "--text-pair is for sequence classification; checkpoint {} "
              "is a BertForTokenClassification",
+             args.checkpoint);
+  HEED_CHECK(args.max_length == 0,
+             "--max-length is for sequence classification (words past the cut would get no "
+             "tag); checkpoint {} is a BertForTokenClassification",
              args.checkpoint);
   const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("classify");
   const std::vector<std::string> names = label_names(model.config);

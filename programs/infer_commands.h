@@ -20,7 +20,8 @@ void run_fill_mask(const FillMaskArgs& args, std::ostream& out);
 
 struct ClassifyArgs : CommonArgs {
   std::string text;
-  std::string text_pair;  // empty: a single text
+  std::string text_pair;   // empty: a single text
+  int64_t max_length = 0;  // > 0: truncate to this many ids, as training's max_seq_length
 };
 void run_classify(const ClassifyArgs& args, std::ostream& out);
 

@@ -272,6 +272,29 @@ TEST_F(Infer, ClassifyGivesLabelProbabilitiesOfTheModelInMemory) {
   }
 }
 
+TEST_F(Infer, ClassifyMaxLengthTruncatesAsTrainingDoes) {
+  // 40 word pieces do not fit the 32 positions: an error without --max-length, and with it
+  // exactly the truncated encoding that training's max_seq_length makes.
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += "the cat ";
+  const std::string args = "classify --json --checkpoint " + path("cls") + " --text " + quote(text);
+  const Outcome untruncated = infer(args);
+  EXPECT_EQ(untruncated.code, 2);
+  EXPECT_NE(untruncated.err.find("text is 42 tokens; the model takes at most 32"),
+            std::string::npos)
+      << untruncated.err;
+  const Outcome r = infer(args + " --max-length 12");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json_lines(r.out).at(0);
+  const data::Encoding enc = tiny_wordpiece().encode(text, 12);
+  ASSERT_EQ(enc.input_ids.size(), 12u);
+  EXPECT_EQ(j["input_ids"].get<std::vector<int32_t>>(), enc.input_ids);
+  const std::vector<float> p = probabilities(*cls_, enc);
+  for (const json& l : j["labels"]) {
+    EXPECT_NEAR(l["probability"].get<double>(), p[l["id"].get<int>()], 1e-6);
+  }
+}
+
 TEST_F(Infer, ClassifyTagsEveryWordByItsFirstPiece) {
   const Outcome r =
       infer("classify --json --checkpoint " + path("tagger") + " --text 'the cats sat'");
@@ -442,6 +465,8 @@ TEST_F(Infer, BadInputIsOneLineOnStderrAndExitCodeTwo) {
        "infer fill-mask: text is 43 tokens; the model takes at most 32 (max_position_embeddings)"},
       {"classify --checkpoint " + path("tagger") + " --text 'a' --text-pair 'b'", "",
        "infer classify: --text-pair is for sequence classification"},
+      {"classify --checkpoint " + path("tagger") + " --text 'a' --max-length 8", "",
+       "infer classify: --max-length is for sequence classification"},
       {"fill-mask --checkpoint " + path("mlm") + " --text -", "the [MASK]\n\n",
        "infer fill-mask: stdin:2: empty text"},
       {"generate --checkpoint " + path("gpt"), "", "infer generate: --prompt is required"},
