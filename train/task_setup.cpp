@@ -254,6 +254,10 @@ std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& c, const TaskD
       if (c.task == Task::kClassification || c.task == Task::kTokenClassification) {
         b.num_labels = m.num_labels.value_or(static_cast<int64_t>(d.labels.size()));
         b.id2label = d.labels;
+        // One label makes Hugging Face's regression head (an MSE loss): nothing to smooth.
+        HEED_CHECK(b.num_labels > 1 || c.train.label_smoothing == 0.0,
+                   "train.label_smoothing: the model has one label, which makes a regression "
+                   "head (MSE loss); smoothing needs at least 2 labels");
       }
       if (c.task == Task::kClassification) {
         model = std::make_shared<nn::BertForSequenceClassification>(b, seed);

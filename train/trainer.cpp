@@ -80,15 +80,17 @@ BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Ba
     in.labels = Tensor();
     r.logits = model.forward(in).logits;
     const int64_t V = r.logits.size(-1);
-    r.loss = cross_entropy(r.logits.reshape({-1, V}), r.labels.reshape({-1}));
-  } else {
-    in.only_labeled_logits = task == Task::kMlm;
-    nn::ModelOutputs out = model.forward(in);
-    r.loss = out.loss;
-    r.logits = out.logits;
-    if (out.labels.defined()) r.labels = out.labels;
+    r.loss =
+        cross_entropy(r.logits.reshape({-1, V}), r.labels.reshape({-1}), -100, label_smoothing);
+    return r;
   }
+  in.only_labeled_logits = task == Task::kMlm;
+  nn::ModelOutputs out = model.forward(in);
+  r.loss = out.loss;
+  r.logits = out.logits;
+  if (out.labels.defined()) r.labels = out.labels;
   if (label_smoothing > 0.0) {
+    // The model's own loss is the plain NLL; its graph is dropped unused.
     const int64_t V = r.logits.size(-1);
     r.loss =
         cross_entropy(r.logits.reshape({-1, V}), r.labels.reshape({-1}), -100, label_smoothing);

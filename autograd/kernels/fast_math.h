@@ -1,11 +1,14 @@
 #pragma once
 // Branch-free float versions of exp, erf and tanh for the f32 fast path. libm's expf/erff/
 // tanhf are scalar calls that keep the compiler from vectorising a loop over them; these
-// inline into the loop, so GELU and its backward run 8 lanes at a time. They are accurate
-// to a few float ulps (tests/autograd/fast_math_test.cpp measures it against double libm);
-// the f64 reference path keeps std::erf and std::tanh.
+// inline into the loop, so GELU, softmax and cross-entropy run 8 lanes at a time. exp is
+// within a few float ulps (relative); erf and tanh within a few ulps of 1 (absolute), which
+// is what GELU needs, though not a relative bound near 0 or in erf's tails.
+// tests/autograd/fast_math_test.cpp measures them against double libm; the f64 reference
+// path keeps libm.
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -45,9 +48,11 @@ namespace heed::fast {
 }
 
 // e^x for x <= 0 (softmax and cross-entropy shift by the row's maximum, so every exponent
-// is): fast::exp_minus_abs for float, libm for the f64 reference path.
+// is): fast::exp_minus_abs for float, libm for the f64 reference path. A positive x would
+// give e^{-x} on float: the precondition is checked in debug builds.
 template <typename T>
 [[gnu::always_inline]] inline T exp_nonpositive(T x) {
+  assert(!(x > 0));
   if constexpr (std::is_same_v<T, float>) {
     return exp_minus_abs(x);
   } else {

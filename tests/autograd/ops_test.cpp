@@ -43,6 +43,33 @@ TEST(Ops, FastGeluGradientsMatchF64Reference) {
   }
 }
 
+TEST(Ops, FastExpBackwardsMatchF64Reference) {
+  // Cross-entropy (smoothed, with an ignored row) and log-softmax backward on the f32 path
+  // use the fast exp. Logits spread over ±60 and one column at -200 reach past the exp's
+  // flush to 0 at e^-87.
+  Tensor x32 = rand32({6, 40}, 13) * 20.0;
+  std::vector<float> v = x32.to_vector<float>();
+  for (int64_t r = 0; r < 6; ++r) v[r * 40 + 3] = -200.0f;
+  x32 = from_vector<float>(v, {6, 40});
+  Tensor x64 = x32.to(DType::f64);
+  x32.set_requires_grad(true);
+  x64.set_requires_grad(true);
+  Tensor t = from_vector<int64_t>({1, 0, 39, 5, -100, 3}, {6});
+  cross_entropy(x32, t, -100, 0.1).backward();
+  cross_entropy(x64, t, -100, 0.1).backward();
+  EXPECT_LT(max_relative_error(x32.grad(), x64.grad()), 1e-6);
+
+  Tensor y32 = x32.detach(), y64 = x64.detach();
+  y32.set_requires_grad(true);
+  y64.set_requires_grad(true);
+  Tensor w = rand32({6, 40}, 14);  // a weighted sum, so the upstream gradient is not uniform
+  sum(mul(log_softmax(y32, -1), w)).backward();
+  sum(mul(log_softmax(y64, -1), w.to(DType::f64))).backward();
+  // f32 log-probabilities of logits near ±60 are exact only to half an ulp of 64 (3.8e-6),
+  // an error the backward scales by the row's upstream sum: a looser bound than above.
+  EXPECT_LT(max_relative_error(y32.grad(), y64.grad()), 1e-5);
+}
+
 TEST(Ops, SoftmaxRowsSumToOneAndLogSoftmaxAgrees) {
   Tensor x = rand32({5, 7}, 1);
   Tensor s = softmax(x, -1);
@@ -68,10 +95,15 @@ TEST(Ops, FastF32PathMatchesF64Reference) {
   EXPECT_LT(
       max_relative_error(gelu(x, GeluApproximation::tanh), gelu(f64(x), GeluApproximation::tanh)),
       1e-6);
-  Tensor mask = from_vector<uint8_t>({1, 1, 0, 1, 1, 1}, {6, 1});
-  EXPECT_LT(max_relative_error(attention_softmax(x.reshape({1, 6, 33}), 0.3),
-                               attention_softmax(f64(x).reshape({1, 6, 33}), 0.3)),
-            1e-6);
+  // Keys 2 and 30 masked for every query, with and without the causal cut.
+  std::vector<uint8_t> keep(33, 1);
+  keep[2] = keep[30] = 0;
+  Tensor mask = from_vector<uint8_t>(keep, {1, 1, 33});
+  for (bool causal : {false, true}) {
+    EXPECT_LT(max_relative_error(attention_softmax(x.reshape({1, 6, 33}), 0.3, mask, causal),
+                                 attention_softmax(f64(x).reshape({1, 6, 33}), 0.3, mask, causal)),
+              1e-6);
+  }
   Tensor t = from_vector<int64_t>({1, 0, 32, 5, -100, 7}, {6});
   EXPECT_LT(max_relative_error(cross_entropy(x, t, -100, 0.1), cross_entropy(f64(x), t, -100, 0.1)),
             1e-6);
@@ -86,6 +118,9 @@ TEST(Ops, CrossEntropyMatchesHandComputedValue) {
   EXPECT_NEAR(cross_entropy(x, t).item(), (0.40760596 + 1.09861229) / 2, 1e-8);
   Tensor ignored = from_vector<int64_t>({2, -100}, {2});
   EXPECT_NEAR(cross_entropy(x, ignored).item(), 0.40760596, 1e-8);
+  // Label smoothing 0.1 on row 0: mean over classes of -log p = lse - mean(x) = 1.40760596,
+  // so 0.9 * 0.40760596 + 0.1 * 1.40760596.
+  EXPECT_NEAR(cross_entropy(x, ignored, -100, 0.1).item(), 0.50760596, 1e-8);
   EXPECT_TRUE(std::isnan(cross_entropy(x, from_vector<int64_t>({-100, -100}, {2})).item()));
 }
 
