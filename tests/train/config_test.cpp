@@ -477,8 +477,8 @@ train: {max_steps: 10, output_dir: out}
 }
 
 TEST_F(Config, MissingFiles) {
-  EXPECT_EQ(error_in(base_with("  train: {DIR}/train.txt", "  train: datasets/lm/train.txt")),
-            "14: data.train: file 'datasets/lm/train.txt' does not exist");
+  EXPECT_EQ(error_in(base_with("  train: {DIR}/train.txt", "  train: missing/lm/train.txt")),
+            "14: data.train: file 'missing/lm/train.txt' does not exist");
   EXPECT_EQ(error_in(base_with("  valid: {DIR}/valid.txt", "  valid: {DIR}/nope.txt")),
             "15: data.valid: file '" + dir() + "/nope.txt' does not exist");
   EXPECT_EQ(error_in(base_with("  valid: {DIR}/valid.txt", "  valid: {DIR}")),

@@ -316,3 +316,18 @@ TEST(EndToEnd, LabelSmoothingEntersTheTrainingLossAsPyTorchDefinesIt) {
   EXPECT_GT(std::abs(l1 - l0), 1e-3);
   EXPECT_NEAR(l2 - l1, l1 - l0, 1e-5 * l0);
 }
+
+TEST(EndToEnd, LabelSmoothingRefusesARegressionHead) {
+  // One label makes the classifier a regression head (MSE): smoothing it would silently
+  // train nothing, so the run stops before the first step.
+  const std::string out = fresh_dir("label_smoothing_regression");
+  Outcome o = run_train(
+      "--config configs/tiny/bert_classify.yaml --set init_from=null --set model.num_labels=1"
+      " --set tokenizer.vocab=" +
+      out + "/vocab.txt --set tokenizer.vocab_size=120 --set train.label_smoothing=0.1" +
+      " --set train.output_dir=" + out);
+  EXPECT_NE(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("train.label_smoothing: the model has one label"), std::string::npos)
+      << o.output;
+  EXPECT_FALSE(fs::exists(out + "/metrics.jsonl")) << o.output;
+}
