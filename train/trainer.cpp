@@ -160,15 +160,36 @@ class Run {
         *optimizer_, optim::make_schedule(schedule, c_.schedule.warmup_steps, c_.train.max_steps));
   }
 
+  // The settings that decide which examples the loader's saved position points at: a resume
+  // with any of them changed would silently train on a different rest of the epoch.
+  nlohmann::json data_order() const {
+    return {{"train.batch_size", c_.train.batch_size},
+            {"train.grad_accum_steps", c_.train.grad_accum_steps},
+            {"train.seed", c_.train.seed},
+            {"data.shuffle", c_.data.shuffle},
+            {"data.group_by_length", c_.data.group_by_length}};
+  }
+
   void resume() {
     std::optional<std::string> dir = latest_checkpoint(c_.train.output_dir);
     if (!dir) {
       say(fmt::format("resume: no checkpoint in {}; starting from step 0", c_.train.output_dir));
       return;
     }
+    nlohmann::json state = read_json_file(dir.value() + "/trainer_state.json");
+    if (state.contains("data_order")) {  // checkpoints older than the check have none
+      const nlohmann::json now = data_order();
+      for (const auto& [key, saved] : state.at("data_order").items()) {
+        if (now.contains(key) && now.at(key) != saved) {
+          throw ConfigError(fmt::format(
+              "{}: is {} but was {} in {}; resuming would train on another order of the data "
+              "(start a new train.output_dir, or set it back)",
+              key, now.at(key).dump(), saved.dump(), dir.value()));
+        }
+      }
+    }
     nn::load_weights(*model_, nn::SafetensorsFile(dir.value() + "/model.safetensors"));
     optimizer_->load_state(dir.value() + "/optimizer.safetensors");
-    nlohmann::json state = read_json_file(dir.value() + "/trainer_state.json");
     scheduler_->load_state_dict(state.at("scheduler"));
     step_ = state.at("step").get<int64_t>();
     tokens_seen_ = state.value("tokens_seen", int64_t{0});
@@ -262,6 +283,7 @@ class Run {
                             {"scheduler", scheduler_->state_dict()},
                             {"loader", {{"epoch", position.epoch}, {"batch", position.batch}}},
                             {"dropout_rng", {{"seed", rng.seed}, {"offset", rng.offset}}},
+                            {"data_order", data_order()},
                             {"task", std::string(to_string(c_.task))}};
     std::string path = write_checkpoint(c_.train.output_dir, step_, c_.checkpoint.keep_last,
                                         [&](const std::string& dir) {

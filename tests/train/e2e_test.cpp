@@ -121,6 +121,26 @@ TEST(EndToEnd, KilledAndResumedRunMatchesAnUninterruptedOneBitForBit) {
             file_bytes(resumed + "/checkpoint-200/optimizer.safetensors"));
 }
 
+TEST(EndToEnd, ResumeRefusesAChangedDataOrder) {
+  // The saved loader position means "batch k of this order": resuming with another batch
+  // size or grouping would silently train on another rest of the epoch.
+  const std::string out = fresh_dir("resume_order");
+  Outcome first =
+      run_train(mlm_args(out, "--set train.max_steps=50 --set schedule.warmup_steps=5"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  Outcome changed =
+      run_train(mlm_args(out,
+                         "--set train.max_steps=60 --set schedule.warmup_steps=5 --resume "
+                         "--set train.batch_size=4"));
+  EXPECT_EQ(changed.exit_code, 2) << changed.output;
+  EXPECT_NE(changed.output.find("train.batch_size: is 4 but was"), std::string::npos)
+      << changed.output;
+  Outcome same =
+      run_train(mlm_args(out, "--set train.max_steps=60 --set schedule.warmup_steps=5 --resume"));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("at step 50"), std::string::npos) << same.output;
+}
+
 TEST(EndToEnd, SigtermSavesACheckpointAndExitsCleanly) {
   const std::string out = fresh_dir("sigterm");
   Outcome o = run_train(mlm_args(out), "HEED_FAULT_AFTER_STEP=13:TERM");
