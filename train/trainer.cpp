@@ -60,9 +60,8 @@ std::string duration(double seconds) {
   return fmt::format("{}s", s);
 }
 
-// The loss of one batch, with the logits and labels its metrics need. With label smoothing
-// (training only) the loss is recomputed from the logits as PyTorch's
-// cross_entropy(label_smoothing=ε) does: (1-ε)·NLL + ε·mean over classes of -log p.
+// The loss of one batch, with the logits and labels its metrics need. Label smoothing is for
+// the training loss only: evaluation passes 0 and reports the plain NLL.
 struct BatchLoss {
   Tensor loss, logits, labels;
   int64_t targets = 0;
@@ -85,16 +84,11 @@ BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Ba
     return r;
   }
   in.only_labeled_logits = task == Task::kMlm;
+  in.label_smoothing = label_smoothing;
   nn::ModelOutputs out = model.forward(in);
   r.loss = out.loss;
   r.logits = out.logits;
   if (out.labels.defined()) r.labels = out.labels;
-  if (label_smoothing > 0.0) {
-    // The model's own loss is the plain NLL; its graph is dropped unused.
-    const int64_t V = r.logits.size(-1);
-    r.loss =
-        cross_entropy(r.logits.reshape({-1, V}), r.labels.reshape({-1}), -100, label_smoothing);
-  }
   return r;
 }
 

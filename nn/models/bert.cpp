@@ -70,9 +70,9 @@ Tensor position_ids(int64_t T, int64_t max_positions) {
   return arange(0, T);
 }
 
-Tensor masked_lm_loss(const Tensor& logits, const Tensor& labels) {
+Tensor masked_lm_loss(const Tensor& logits, const Tensor& labels, double label_smoothing) {
   const int64_t classes = logits.size(-1);
-  return cross_entropy(logits.reshape({-1, classes}), labels.reshape({-1}));
+  return cross_entropy(logits.reshape({-1, classes}), labels.reshape({-1}), -100, label_smoothing);
 }
 
 }  // namespace
@@ -198,13 +198,13 @@ ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
     picked = transform_norm->forward(
         activate(transform->forward(picked), parse_activation(config.hidden_act)));
     out.logits = linear(picked, bert->embeddings->word_embeddings->weight, decoder_bias);
-    out.loss = cross_entropy(out.logits, out.labels);
+    out.loss = cross_entropy(out.logits, out.labels, -100, in.label_smoothing);
     return out;
   }
   h = transform_norm->forward(activate(transform->forward(h), parse_activation(config.hidden_act)));
   // The decoder is tied to the word embeddings: logits = h E^T + b.
   out.logits = linear(h, bert->embeddings->word_embeddings->weight, decoder_bias);
-  if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels);
+  if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels, in.label_smoothing);
   return out;
 }
 
@@ -241,7 +241,7 @@ ModelOutputs BertForSequenceClassification::forward(const ModelInputs& in) const
       Tensor diff = sub(out.logits, target);
       out.loss = mean(mul(diff, diff));
     } else {
-      out.loss = cross_entropy(out.logits, in.labels.reshape({-1}));
+      out.loss = cross_entropy(out.logits, in.labels.reshape({-1}), -100, in.label_smoothing);
     }
   }
   return out;
@@ -256,7 +256,7 @@ ModelOutputs BertForTokenClassification::forward(const ModelInputs& in) const {
   Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids);
   ModelOutputs out;
   out.logits = classifier->forward(dropout->forward(h));
-  if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels);
+  if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels, in.label_smoothing);
   return out;
 }
 

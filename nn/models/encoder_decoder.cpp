@@ -173,7 +173,8 @@ ModelOutputs EncoderDecoder::forward(const ModelInputs& in) const {
   out.logits = decode(decoder_ids, memory, in.attention_mask, in.decoder_attention_mask);
   if (in.labels.defined()) {
     const int64_t V = out.logits.size(-1);
-    out.loss = cross_entropy(out.logits.reshape({-1, V}), in.labels.reshape({-1}));
+    out.loss = cross_entropy(out.logits.reshape({-1, V}), in.labels.reshape({-1}), -100,
+                             in.label_smoothing);
   }
   return out;
 }

@@ -108,7 +108,7 @@ ModelOutputs GPT::forward(const ModelInputs& in) const {
                in.labels.shape_str(), B, T);
     Tensor logits = out.logits.slice(1, 0, T - 1).reshape({-1, V});
     Tensor targets = in.labels.slice(1, 1, T).reshape({-1});
-    out.loss = cross_entropy(logits, targets);
+    out.loss = cross_entropy(logits, targets, -100, in.label_smoothing);
   }
   return out;
 }

@@ -16,6 +16,9 @@ struct ModelInputs {
   // (15% of them), which saves most of the head's cost. The logits are then [M, V] for the
   // M labelled positions in row-major order, and ModelOutputs::labels holds their labels.
   bool only_labeled_logits = false;
+  // The cross-entropy losses become PyTorch's cross_entropy(label_smoothing=ε); a regression
+  // head's MSE loss ignores it.
+  double label_smoothing = 0.0;
 };
 
 struct ModelOutputs {
