@@ -62,16 +62,50 @@ MultiHeadAttention::MultiHeadAttention(const AttentionOptions& opts, Generator& 
 
 AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& key_value,
                                             const Tensor& key_padding_mask, bool causal,
-                                            bool need_weights) const {
+                                            bool need_weights, AttentionCache* cache) const {
   const int64_t C = options.embed_dim, heads = options.num_heads;
-  const Tensor& kv = key_value.defined() ? key_value : query;
+  const bool cross = key_value.defined();
+  const Tensor& kv = cross ? key_value : query;
   HEED_CHECK(query.dim() == 3 && query.size(-1) == C && kv.dim() == 3 && kv.size(-1) == C &&
                  kv.size(0) == query.size(0),
              "MultiHeadAttention: query {} and key/value {} must be [B, T, {}]", query.shape_str(),
              kv.shape_str(), C);
-  HEED_CHECK(!options.fused_qkv || !key_value.defined(),
+  HEED_CHECK(!options.fused_qkv || !cross,
              "MultiHeadAttention: a fused q/k/v projection serves self-attention only");
-  const int64_t B = query.size(0), Tq = query.size(1), Tk = kv.size(1);
+  const int64_t B = query.size(0), Tq = query.size(1);
+  HEED_CHECK(!cache || cache->empty() || cache->key.size(0) == B,
+             "MultiHeadAttention: a cache of {} rows for a batch of {}",
+             cache && !cache->empty() ? cache->key.size(0) : 0, B);
+  // [B, T, C] -> [B, T, h, d] -> [B, h, T, d]: views, no copies.
+  auto split_heads = [&](const Tensor& x) {
+    return x.reshape({B, x.size(1), heads, head_dim}).permute({0, 2, 1, 3});
+  };
+  Tensor q, k, v;
+  const bool reuse_keys = cross && cache && !cache->empty();
+  if (options.fused_qkv) {
+    Tensor qkv = q_proj->forward(query);  // [B, T, 3C], columns [q | k | v]
+    q = split_heads(qkv.slice(-1, 0, C));
+    k = split_heads(qkv.slice(-1, C, 2 * C));
+    v = split_heads(qkv.slice(-1, 2 * C, 3 * C));
+  } else {
+    q = split_heads(q_proj->forward(query));
+    if (!reuse_keys) {
+      k = split_heads(k_proj->forward(kv));
+      v = split_heads(v_proj->forward(kv));
+    }
+  }
+  if (reuse_keys) {
+    k = cache->key;
+    v = cache->value;
+  } else if (cache) {
+    if (!cross && !cache->empty()) {
+      k = concat({cache->key, k}, 2);
+      v = concat({cache->value, v}, 2);
+    }
+    cache->key = k;
+    cache->value = v;
+  }
+  const int64_t Tk = k.size(2);
   Tensor mask;
   if (key_padding_mask.defined()) {
     HEED_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == B &&
@@ -79,21 +113,6 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
                "MultiHeadAttention: padding mask {} must be [B, Tk] = [{}, {}]",
                key_padding_mask.shape_str(), B, Tk);
     mask = padding_mask_for_attention(key_padding_mask);
-  }
-  // [B, T, C] -> [B, T, h, d] -> [B, h, T, d]: views, no copies.
-  auto split_heads = [&](const Tensor& x, int64_t T) {
-    return x.reshape({B, T, heads, head_dim}).permute({0, 2, 1, 3});
-  };
-  Tensor q, k, v;
-  if (options.fused_qkv) {
-    Tensor qkv = q_proj->forward(query);  // [B, T, 3C], columns [q | k | v]
-    q = split_heads(qkv.slice(-1, 0, C), Tq);
-    k = split_heads(qkv.slice(-1, C, 2 * C), Tk);
-    v = split_heads(qkv.slice(-1, 2 * C, 3 * C), Tk);
-  } else {
-    q = split_heads(q_proj->forward(query), Tq);
-    k = split_heads(k_proj->forward(kv), Tk);
-    v = split_heads(v_proj->forward(kv), Tk);
   }
   AttentionOutput out;
   Tensor context =

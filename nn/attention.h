@@ -5,6 +5,7 @@
 #include <string>
 
 #include "autograd/generator.h"
+#include "nn/kv_cache.h"
 #include "nn/linear.h"
 #include "nn/module.h"
 
@@ -64,9 +65,12 @@ class MultiHeadAttention : public Module {
 
   // query [B, Tq, C]; key_value [B, Tk, C] for cross-attention, undefined for self-attention;
   // key_padding_mask [B, Tk] (1 = token, 0 = padding) or undefined.
+  // With a cache, self-attention appends the keys and values of the Tq new positions to it
+  // and attends over all of them (Tk = cached + Tq; a causal mask aligns the queries to the
+  // last keys); cross-attention projects key_value into an empty cache and reuses it after.
   AttentionOutput forward(const Tensor& query, const Tensor& key_value = Tensor(),
                           const Tensor& key_padding_mask = Tensor(), bool causal = false,
-                          bool need_weights = false) const;
+                          bool need_weights = false, AttentionCache* cache = nullptr) const;
 
   AttentionOptions options;
   int64_t head_dim;

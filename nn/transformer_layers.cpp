@@ -34,10 +34,10 @@ EncoderLayer::EncoderLayer(const LayerOptions& opts, Generator& init,
 }
 
 Tensor EncoderLayer::forward(const Tensor& x, const Tensor& padding_mask, bool causal,
-                             Tensor* attention_probs) const {
+                             Tensor* attention_probs, AttentionCache* cache) const {
   Tensor h = residual(x, *attention_norm, options.norm_first, [&](const Tensor& in) {
     AttentionOutput a =
-        attention->forward(in, Tensor(), padding_mask, causal, attention_probs != nullptr);
+        attention->forward(in, Tensor(), padding_mask, causal, attention_probs != nullptr, cache);
     if (attention_probs) *attention_probs = a.probs;
     return dropout->forward(a.output);
   });
@@ -65,12 +65,15 @@ DecoderLayer::DecoderLayer(const LayerOptions& opts, Generator& init,
 }
 
 Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory, const Tensor& self_padding_mask,
-                             const Tensor& memory_mask) const {
+                             const Tensor& memory_mask, AttentionCache* self_cache,
+                             AttentionCache* cross_cache) const {
   Tensor h = residual(x, *self_attention_norm, options.norm_first, [&](const Tensor& in) {
-    return dropout->forward(self_attention->forward(in, Tensor(), self_padding_mask, true).output);
+    return dropout->forward(
+        self_attention->forward(in, Tensor(), self_padding_mask, true, false, self_cache).output);
   });
   h = residual(h, *cross_attention_norm, options.norm_first, [&](const Tensor& in) {
-    return dropout->forward(cross_attention->forward(in, memory, memory_mask, false).output);
+    return dropout->forward(
+        cross_attention->forward(in, memory, memory_mask, false, false, cross_cache).output);
   });
   return residual(h, *final_norm, options.norm_first,
                   [&](const Tensor& in) { return feed_forward->forward(in); });

@@ -37,8 +37,10 @@ class EncoderLayer : public Module {
   EncoderLayer(const LayerOptions& options, Generator& init,
                std::shared_ptr<Generator> dropout_generator);
   // x [B, T, C]; padding_mask [B, T] (1 = token) or undefined; causal for decoder-only stacks.
+  // With a cache (decoding), x holds only the new positions and padding_mask covers the
+  // cached ones too.
   Tensor forward(const Tensor& x, const Tensor& padding_mask = Tensor(), bool causal = false,
-                 Tensor* attention_probs = nullptr) const;
+                 Tensor* attention_probs = nullptr, AttentionCache* cache = nullptr) const;
 
   LayerOptions options;
   std::shared_ptr<MultiHeadAttention> attention;
@@ -53,9 +55,12 @@ class DecoderLayer : public Module {
   DecoderLayer(const LayerOptions& options, Generator& init,
                std::shared_ptr<Generator> dropout_generator);
   // x [B, Tq, C] attends causally to itself and, through cross-attention, to `memory`
-  // [B, Tk, C] (the encoder's output) where memory_mask [B, Tk] is 1.
+  // [B, Tk, C] (the encoder's output) where memory_mask [B, Tk] is 1. With caches (decoding),
+  // x holds only the new positions: self_cache keeps the decoder's own keys and values,
+  // cross_cache the projected memory.
   Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& self_padding_mask = Tensor(),
-                 const Tensor& memory_mask = Tensor()) const;
+                 const Tensor& memory_mask = Tensor(), AttentionCache* self_cache = nullptr,
+                 AttentionCache* cross_cache = nullptr) const;
 
   LayerOptions options;
   std::shared_ptr<MultiHeadAttention> self_attention, cross_attention;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "autograd/error.h"
@@ -26,6 +27,13 @@ Tensor ids_tensor(const std::vector<std::vector<int32_t>>& rows) {
   }
   return from_vector(flat, {static_cast<int64_t>(rows.size()), static_cast<int64_t>(T)});
 }
+
+// Orders prefixes (spans of ids) lexicographically, to look rows up by prefix.
+struct SpanLess {
+  bool operator()(std::span<const int32_t> a, std::span<const int32_t> b) const {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+  }
+};
 
 // The logits at the last position of [N, T, V], as [N, V].
 Tensor last_position(const Tensor& logits) {
@@ -74,17 +82,54 @@ std::string to_string(StopReason reason) {
 
 // --- models ---
 
+std::optional<std::vector<int64_t>> PrefixCache::rows_extended_by(
+    const std::vector<std::vector<int32_t>>& prefixes) const {
+  if (held_.empty() || kv.length() != static_cast<int64_t>(held_[0].size())) return std::nullopt;
+  std::map<std::span<const int32_t>, int64_t, SpanLess> row_of;
+  for (size_t i = 0; i < held_.size(); ++i) row_of.emplace(held_[i], static_cast<int64_t>(i));
+  std::vector<int64_t> rows;
+  rows.reserve(prefixes.size());
+  for (const auto& p : prefixes) {
+    if (p.size() != held_[0].size() + 1) return std::nullopt;
+    auto it = row_of.find(std::span<const int32_t>(p.data(), p.size() - 1));
+    if (it == row_of.end()) return std::nullopt;
+    rows.push_back(it->second);
+  }
+  return rows;
+}
+
+Tensor PrefixCache::advance(const std::vector<std::vector<int32_t>>& prefixes) {
+  std::optional<std::vector<int64_t>> rows = rows_extended_by(prefixes);
+  const size_t held_rows = held_.size();
+  held_ = prefixes;
+  if (!rows) {
+    kv.clear();
+    return ids_tensor(prefixes);
+  }
+  std::vector<int64_t> identity(held_rows);
+  std::iota(identity.begin(), identity.end(), 0);
+  if (*rows != identity) kv.select_rows(*rows);
+  std::vector<std::vector<int32_t>> last;
+  last.reserve(prefixes.size());
+  for (const auto& p : prefixes) last.push_back({p.back()});
+  return ids_tensor(last);
+}
+
 Tensor GptNextToken::next_logits(const std::vector<std::vector<int32_t>>& prefixes) {
   check_eval_mode(model_, "generate");
   NoGradGuard no_grad;
-  nn::ModelInputs in;
-  in.input_ids = ids_tensor(prefixes);
-  return last_position(model_.forward(in).logits);
+  if (!use_cache_) {
+    nn::ModelInputs in;
+    in.input_ids = ids_tensor(prefixes);
+    return last_position(model_.forward(in).logits);
+  }
+  const Tensor ids = cache_.advance(prefixes);
+  return last_position(model_.forward_cached(ids, cache_.kv));
 }
 
 Seq2SeqNextToken::Seq2SeqNextToken(const nn::EncoderDecoder& model,
-                                   std::span<const int32_t> source_ids)
-    : model_(model) {
+                                   std::span<const int32_t> source_ids, bool use_cache)
+    : model_(model), use_cache_(use_cache) {
   check_eval_mode(model, "generate");
   HEED_CHECK(!source_ids.empty(), "generate: empty source");
   NoGradGuard no_grad;
@@ -93,12 +138,18 @@ Seq2SeqNextToken::Seq2SeqNextToken(const nn::EncoderDecoder& model,
 
 Tensor Seq2SeqNextToken::next_logits(const std::vector<std::vector<int32_t>>& prefixes) {
   NoGradGuard no_grad;
-  Tensor ids = ids_tensor(prefixes);
-  const int64_t N = ids.size(0);
-  // Every row attends to the same source; the kernels want it materialised per row.
-  Tensor memory =
-      N == 1 ? memory_ : expand(memory_, {N, memory_.size(1), memory_.size(2)}).contiguous();
-  return last_position(model_.decode(ids, memory));
+  const int64_t N = static_cast<int64_t>(prefixes.size());
+  // Every row attends to the same source. The projections want it materialised per row; a
+  // filled cache holds the projected memory already, and the view only gives the batch size.
+  auto memory = [&](bool materialise) {
+    if (N == 1) return memory_;
+    Tensor rows = expand(memory_, {N, memory_.size(1), memory_.size(2)});
+    return materialise ? rows.contiguous() : rows;
+  };
+  if (!use_cache_) return last_position(model_.decode(ids_tensor(prefixes), memory(true)));
+  const Tensor ids = cache_.advance(prefixes);
+  const bool projected = cache_.kv.length() > 0;
+  return last_position(model_.decode(ids, memory(!projected), Tensor(), Tensor(), &cache_.kv));
 }
 
 // --- logits processing ---
@@ -248,35 +299,41 @@ std::vector<std::vector<int32_t>> greedy_decode_batch(
     std::fill_n(mask.begin() + i * S, sources[i].size(), 1);
   }
   const std::vector<int64_t> shape{N, static_cast<int64_t>(S)};
-  const Tensor memory_mask = from_vector(mask, shape);
-  const Tensor memory = model.encode(from_vector(ids, shape), memory_mask);
+  Tensor memory_mask = from_vector(mask, shape);
+  Tensor memory = model.encode(from_vector(ids, shape), memory_mask);
 
   const auto eos = static_cast<int32_t>(model.config.eos_token_id);
-  const auto pad = static_cast<int32_t>(model.config.pad_token_id);
   // The decoder sequence (start token + outputs) must fit the position table.
   const int64_t steps = std::min(max_new_tokens, model.config.max_position_embeddings - 1);
-  std::vector<std::vector<int32_t>> prefixes(
-      N, {static_cast<int32_t>(model.config.decoder_start_token_id)});
   std::vector<std::vector<int32_t>> outputs(N);
-  std::vector<bool> finished(N, false);
-  int64_t running = N;
-  for (int64_t step = 0; step < steps && running > 0; ++step) {
-    const Tensor logits = last_position(model.decode(ids_tensor(prefixes), memory, memory_mask));
+  // running[r]: the source that batch row r decodes. Rows leave the batch at their eos.
+  std::vector<int64_t> running(N);
+  std::iota(running.begin(), running.end(), 0);
+  std::vector<int64_t> next(N, model.config.decoder_start_token_id);
+  nn::KVCache cache;
+  for (int64_t step = 0; step < steps && !running.empty(); ++step) {
+    const int64_t R = static_cast<int64_t>(running.size());
+    const Tensor logits = last_position(
+        model.decode(from_vector(next, {R, 1}), memory, memory_mask, Tensor(), &cache));
     const int64_t V = logits.size(1);
-    for (int64_t i = 0; i < N; ++i) {
-      // A finished row keeps decoding padding, which the causal mask hides from its earlier
-      // positions; its output is already complete.
-      if (finished[i]) {
-        prefixes[i].push_back(pad);
-        continue;
-      }
-      const int32_t token = argmax({logits.data<float>() + i * V, static_cast<size_t>(V)});
-      outputs[i].push_back(token);
-      prefixes[i].push_back(token);
-      if (token == eos) {
-        finished[i] = true;
-        --running;
-      }
+    std::vector<int64_t> kept;  // batch rows still running after this step
+    next.clear();
+    for (int64_t r = 0; r < R; ++r) {
+      const int32_t token = argmax({logits.data<float>() + r * V, static_cast<size_t>(V)});
+      outputs[running[r]].push_back(token);
+      if (token == eos) continue;
+      kept.push_back(r);
+      next.push_back(token);
+    }
+    if (static_cast<int64_t>(kept.size()) < R && !kept.empty()) {
+      cache.select_rows(kept);
+      memory = nn::select_batch_rows(memory, kept);
+      memory_mask = nn::select_batch_rows(memory_mask, kept);
+      std::vector<int64_t> still(kept.size());
+      for (size_t k = 0; k < kept.size(); ++k) still[k] = running[kept[k]];
+      running = std::move(still);
+    } else if (kept.empty()) {
+      running.clear();
     }
   }
   return outputs;

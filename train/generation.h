@@ -1,8 +1,9 @@
 #pragma once
 // Decoding: greedy, sampling (temperature, top-k, top-p) and beam search over any model that
 // gives next-token logits, plus scoring a text under a GPT. Decoders see a model only through
-// NextTokenModel, which recomputes the whole prefix at every step; a KV cache can later live
-// behind the same interface without touching the search code.
+// NextTokenModel. The models keep a KV cache behind it: when every prefix of a call is a
+// prefix of the previous call plus one token (as greedy, sampling and beam search ask), a
+// step runs only the new tokens.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,27 +29,54 @@ class NextTokenModel {
   virtual int64_t max_length() const = 0;
 };
 
-// A GPT continuing its input ids.
+// The rows of a KV cache and the prefix each one holds. A call whose prefixes all extend a
+// held prefix by one token reorders the rows to match and runs the new tokens only; any
+// other call starts the cache again from the whole prefixes.
+class PrefixCache {
+ public:
+  // For each prefix, the row holding it without its last token; none if a prefix has no such
+  // row.
+  std::optional<std::vector<int64_t>> rows_extended_by(
+      const std::vector<std::vector<int32_t>>& prefixes) const;
+  // Readies the cache for `prefixes` and returns the ids the model must run next: the last
+  // token of each prefix with the rows reordered to match, or, when some prefix extends no
+  // row, the whole prefixes with the cache emptied. The model's call then fills the cache.
+  Tensor advance(const std::vector<std::vector<int32_t>>& prefixes);
+
+  nn::KVCache kv;
+
+ private:
+  std::vector<std::vector<int32_t>> held_;
+};
+
+// A GPT continuing its input ids. Without the cache, every call runs the whole prefixes (the
+// reference the cache is tested against).
 class GptNextToken : public NextTokenModel {
  public:
-  explicit GptNextToken(const nn::GPT& model) : model_(model) {}
+  explicit GptNextToken(const nn::GPT& model, bool use_cache = true)
+      : model_(model), use_cache_(use_cache) {}
   Tensor next_logits(const std::vector<std::vector<int32_t>>& prefixes) override;
   int64_t max_length() const override { return model_.config.n_positions; }
 
  private:
   const nn::GPT& model_;
+  bool use_cache_;
+  PrefixCache cache_;
 };
 
 // An encoder-decoder's decoder, attending to one source encoded once at construction.
 class Seq2SeqNextToken : public NextTokenModel {
  public:
-  Seq2SeqNextToken(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids);
+  Seq2SeqNextToken(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids,
+                   bool use_cache = true);
   Tensor next_logits(const std::vector<std::vector<int32_t>>& prefixes) override;
   int64_t max_length() const override { return model_.config.max_position_embeddings; }
 
  private:
   const nn::EncoderDecoder& model_;
   Tensor memory_;  // [1, S, C]
+  bool use_cache_;
+  PrefixCache cache_;
 };
 
 struct GenerationOptions {
@@ -88,7 +116,8 @@ GenerationResult generate(const nn::EncoderDecoder& model, std::span<const int32
                           GenerationOptions options);
 
 // Greedy outputs of an encoder-decoder for many sources at once: the sources are padded into
-// one batch and encoded once, and each step extends every row that has not reached the eos.
+// one batch and encoded once, and each step extends every row that has not reached the eos
+// (finished rows leave the batch; a KV cache keeps the decoded positions).
 // Row i holds what generate(model, sources[i], greedy) gives (the eos included when
 // reached), up to float rounding between batched and single-row kernels: at most
 // max_new_tokens, and at most max_position_embeddings - 1 (the start token takes a position).

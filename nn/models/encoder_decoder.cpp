@@ -42,11 +42,11 @@ LearnedPositions::LearnedPositions(int64_t n, int64_t dim, Generator& init, doub
   weight = register_parameter("weight", randn({n + kOffset, dim}, init, dtype, 0.0, std));
 }
 
-Tensor LearnedPositions::forward(int64_t length) const {
-  HEED_CHECK(length <= positions,
-             "BART: sequence of {} tokens is longer than max_position_embeddings {}", length,
-             positions);
-  return embedding(weight, arange(kOffset, kOffset + length));
+Tensor LearnedPositions::forward(int64_t length, int64_t start) const {
+  HEED_CHECK(start + length <= positions,
+             "BART: sequence of {} tokens is longer than max_position_embeddings {}",
+             start + length, positions);
+  return embedding(weight, arange(kOffset + start, kOffset + start + length));
 }
 
 BartStack::BartStack(const BartConfig& c, bool is_decoder,
@@ -95,11 +95,11 @@ BartStack::BartStack(const BartConfig& c, bool is_decoder,
       register_module("dropout", std::make_shared<Dropout>(c.dropout, std::move(dropout_gen)));
 }
 
-Tensor BartStack::embed(const Tensor& ids) const {
+Tensor BartStack::embed(const Tensor& ids, int64_t start) const {
   HEED_CHECK(ids.dim() == 2, "BART: ids must be [B, T], got {}", ids.shape_str());
   Tensor tokens = embed_tokens->forward(ids);
   if (config.scale_embedding) tokens = mul(tokens, std::sqrt(static_cast<double>(config.d_model)));
-  Tensor x = add(tokens, embed_positions->forward(ids.size(1)));
+  Tensor x = add(tokens, embed_positions->forward(ids.size(1), start));
   return dropout->forward(layernorm_embedding->forward(x));
 }
 
@@ -137,12 +137,19 @@ Tensor EncoderDecoder::encode(const Tensor& input_ids, const Tensor& attention_m
 }
 
 Tensor EncoderDecoder::decode(const Tensor& decoder_input_ids, const Tensor& memory,
-                              const Tensor& memory_mask,
-                              const Tensor& decoder_attention_mask) const {
-  Tensor h = decoder->embed(decoder_input_ids);
+                              const Tensor& memory_mask, const Tensor& decoder_attention_mask,
+                              KVCache* cache) const {
+  const auto& layers = decoder->decoder_layers;
+  if (cache) {
+    cache->self_attention.resize(layers.size());
+    cache->cross_attention.resize(layers.size());
+  }
+  Tensor h = decoder->embed(decoder_input_ids, cache ? cache->length() : 0);
   const Tensor self_mask = keep_mask(decoder_attention_mask), cross_mask = keep_mask(memory_mask);
-  for (const auto& layer : decoder->decoder_layers) {
-    h = layer->forward(h, memory, self_mask, cross_mask);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    h = layers[i]->forward(h, memory, self_mask, cross_mask,
+                           cache ? &cache->self_attention[i] : nullptr,
+                           cache ? &cache->cross_attention[i] : nullptr);
   }
   return add(linear(h, shared->weight), final_logits_bias);
 }

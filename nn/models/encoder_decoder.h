@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nn/embedding.h"
+#include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
 #include "nn/models/model_io.h"
 #include "nn/models/pretrained.h"
@@ -44,7 +45,7 @@ class LearnedPositions : public Module {
  public:
   static constexpr int64_t kOffset = 2;
   LearnedPositions(int64_t positions, int64_t dim, Generator& init, double std, DType dtype);
-  Tensor forward(int64_t length) const;  // [T, C]
+  Tensor forward(int64_t length, int64_t start = 0) const;  // positions [start, start + T): [T, C]
   Tensor weight;
   int64_t positions;
 };
@@ -53,7 +54,8 @@ class BartStack : public Module {
  public:
   BartStack(const BartConfig& config, bool decoder, std::shared_ptr<Embedding> shared,
             Generator& init, std::shared_ptr<Generator> dropout_gen, DType dtype);
-  Tensor embed(const Tensor& ids) const;
+  // Token and position embeddings of ids [B, T] at positions [start, start + T).
+  Tensor embed(const Tensor& ids, int64_t start = 0) const;
 
   BartConfig config;
   std::shared_ptr<Embedding> embed_tokens;
@@ -73,10 +75,13 @@ class EncoderDecoder : public PretrainedModel {
   bool ignores_checkpoint_name(const std::string& name) const override;
   // The encoder's last hidden states [B, S, C].
   Tensor encode(const Tensor& input_ids, const Tensor& attention_mask = Tensor()) const;
-  // Decoder logits [B, T, V] for decoder_input_ids attending to `memory`.
+  // Decoder logits [B, T, V] for decoder_input_ids attending to `memory`. With a cache
+  // (decoding), decoder_input_ids are the positions after the cached ones; the memory is
+  // projected into the cache at the first call and reused after, and
+  // decoder_attention_mask covers the cached positions too.
   Tensor decode(const Tensor& decoder_input_ids, const Tensor& memory,
                 const Tensor& memory_mask = Tensor(),
-                const Tensor& decoder_attention_mask = Tensor()) const;
+                const Tensor& decoder_attention_mask = Tensor(), KVCache* cache = nullptr) const;
   // logits [B, T, V]; with labels [B, T] (-100 = ignore) the loss is their cross-entropy.
   // Without decoder_input_ids, they are the labels shifted right (shift_tokens_right).
   ModelOutputs forward(const ModelInputs& inputs) const override;

@@ -87,15 +87,26 @@ GPT::GPT(const GPT2Config& c, uint64_t seed, DType dtype) : config(c) {
                          std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon, dtype));
 }
 
-Tensor GPT::hidden_states(const Tensor& input_ids, const Tensor& attention_mask) const {
+Tensor GPT::hidden_states(const Tensor& input_ids, const Tensor& attention_mask,
+                          KVCache* cache) const {
   HEED_CHECK(input_ids.dim() == 2, "GPT: input_ids must be [B, T], got {}", input_ids.shape_str());
-  const int64_t T = input_ids.size(1);
-  HEED_CHECK(T <= config.n_positions, "GPT: sequence of {} tokens is longer than n_positions {}", T,
+  const int64_t past = cache ? cache->length() : 0, T = input_ids.size(1);
+  HEED_CHECK(past + T <= config.n_positions,
+             "GPT: sequence of {} tokens is longer than n_positions {}", past + T,
              config.n_positions);
-  Tensor h = drop->forward(add(wte->forward(input_ids), wpe->forward(arange(0, T))));
+  if (cache) cache->self_attention.resize(blocks.size());
+  Tensor h = drop->forward(add(wte->forward(input_ids), wpe->forward(arange(past, past + T))));
   const Tensor mask = keep_mask(attention_mask);
-  for (const auto& block : blocks) h = block->forward(h, mask, /*causal=*/true);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    h = blocks[i]->forward(h, mask, /*causal=*/true, nullptr,
+                           cache ? &cache->self_attention[i] : nullptr);
+  }
   return ln_f->forward(h);
+}
+
+Tensor GPT::forward_cached(const Tensor& input_ids, KVCache& cache,
+                           const Tensor& attention_mask) const {
+  return linear(hidden_states(input_ids, attention_mask, &cache), wte->weight);
 }
 
 ModelOutputs GPT::forward(const ModelInputs& in) const {

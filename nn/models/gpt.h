@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nn/embedding.h"
+#include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
 #include "nn/models/model_io.h"
 #include "nn/models/pretrained.h"
@@ -46,8 +47,14 @@ class GPT : public PretrainedModel {
   // next-token cross-entropy: logits at t against labels at t+1 (the shift happens here,
   // as in Hugging Face).
   ModelOutputs forward(const ModelInputs& inputs) const override;
-  // The last hidden states after ln_f, [B, T, C].
-  Tensor hidden_states(const Tensor& input_ids, const Tensor& attention_mask = Tensor()) const;
+  // The last hidden states after ln_f, [B, T, C]. With a cache (decoding), input_ids are the
+  // positions after the cached ones, whose keys and values are appended to it;
+  // attention_mask then covers the cached positions too.
+  Tensor hidden_states(const Tensor& input_ids, const Tensor& attention_mask = Tensor(),
+                       KVCache* cache = nullptr) const;
+  // Decoding: the logits [B, T, V] of the T new ids that follow the cache's positions.
+  Tensor forward_cached(const Tensor& input_ids, KVCache& cache,
+                        const Tensor& attention_mask = Tensor()) const;
 
   GPT2Config config;
   std::shared_ptr<Embedding> wte, wpe;

@@ -11,6 +11,7 @@
 #include "autograd/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "support/test_util.h"
 
 namespace heed::train {
 namespace {
@@ -354,6 +355,62 @@ TEST(Generation, DecodeAndScoreGroupsTheVariantsOfASourceAndScoresItsOwnOutput) 
   const std::vector<int32_t> beam_b =
       without_eos(beam_search(*bart, b, {.num_beams = 3, .max_new_tokens = 10}).best.tokens);
   EXPECT_EQ(decode_and_score(*bart, examples, beam, 1).decoded[1].output, beam_b);
+}
+
+// The models' KV cache runs only the new token of each prefix; its logits must be those of
+// the whole prefix run again, through extensions, beam-like reorderings (rows repeated and
+// dropped) and a call that extends nothing (the cache starts again).
+TEST(Generation, CachedNextTokenLogitsEqualRecomputingThePrefix) {
+  const std::vector<std::vector<std::vector<int32_t>>> calls = {
+      {{1, 4}},
+      {{1, 4, 5}},
+      {{1, 4, 5, 6}, {1, 4, 5, 7}, {1, 4, 5, 6}},
+      {{1, 4, 5, 7, 3}, {1, 4, 5, 6, 2}},
+      {{1, 9}},
+      {{1, 9, 9}, {1, 9, 8}}};
+  auto check = [&](NextTokenModel& cached, NextTokenModel& plain, const char* what) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const Tensor a = cached.next_logits(calls[i]), b = plain.next_logits(calls[i]);
+      ASSERT_EQ(a.shape(), b.shape()) << what << " call " << i;
+      EXPECT_LT(testing::max_relative_error(a, b), 2e-5) << what << " call " << i;
+    }
+  };
+  auto gpt = tiny_gpt();
+  GptNextToken gpt_cached(*gpt), gpt_plain(*gpt, /*use_cache=*/false);
+  check(gpt_cached, gpt_plain, "gpt");
+  auto bart = tiny_bart();
+  const std::vector<int32_t> source{5, 6, 7, 3};
+  Seq2SeqNextToken bart_cached(*bart, source), bart_plain(*bart, source, /*use_cache=*/false);
+  check(bart_cached, bart_plain, "bart");
+}
+
+TEST(Generation, CachedGreedySamplingAndBeamSearchEqualRecomputing) {
+  auto gpt = tiny_gpt();
+  auto bart = tiny_bart();
+  const std::vector<int32_t> source{9, 3, 3, 4, 10};
+  const auto start =
+      std::vector<int32_t>{static_cast<int32_t>(bart->config.decoder_start_token_id)};
+  BeamSearchOptions beams;
+  beams.num_beams = 3;
+  beams.max_new_tokens = 10;
+  for (bool gpt_model : {true, false}) {
+    auto make = [&](bool use_cache) -> std::unique_ptr<NextTokenModel> {
+      if (gpt_model) return std::make_unique<GptNextToken>(*gpt, use_cache);
+      return std::make_unique<Seq2SeqNextToken>(*bart, source, use_cache);
+    };
+    const std::vector<int32_t> prefix = gpt_model ? kPrompt : start;
+    auto cached = make(true), plain = make(false);
+    for (const GenerationOptions& o :
+         {greedy_options(12), sampling_options(3, 12), sampling_options(4, 12)}) {
+      const GenerationResult a = generate(*cached, prefix, o), b = generate(*plain, prefix, o);
+      EXPECT_EQ(a.tokens, b.tokens) << (gpt_model ? "gpt" : "bart");
+      EXPECT_NEAR(a.total_log_prob, b.total_log_prob, 1e-4);
+    }
+    const BeamSearchResult a = beam_search(*cached, prefix, beams);
+    const BeamSearchResult b = beam_search(*plain, prefix, beams);
+    EXPECT_EQ(a.best.tokens, b.best.tokens) << (gpt_model ? "gpt" : "bart");
+    EXPECT_NEAR(a.score, b.score, 1e-4);
+  }
 }
 
 TEST(Generation, BeamSearchWithOneBeamIsGreedy) {
