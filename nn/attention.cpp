@@ -95,15 +95,14 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
     }
   }
   if (reuse_keys) {
+    HEED_CHECK(kv.size(1) == cache->key.size(2),
+               "MultiHeadAttention: a cache of {} memory positions for a memory of {}",
+               cache->key.size(2), kv.size(1));
     k = cache->key;
     v = cache->value;
-  } else if (cache) {
-    if (!cross && !cache->empty()) {
-      k = concat({cache->key, k}, 2);
-      v = concat({cache->value, v}, 2);
-    }
-    cache->key = k;
-    cache->value = v;
+  } else if (cache && !cross && !cache->empty()) {
+    k = concat({cache->key, k}, 2);
+    v = concat({cache->value, v}, 2);
   }
   const int64_t Tk = k.size(2);
   Tensor mask;
@@ -121,6 +120,11 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
   // [B, h, Tq, d] -> [B, Tq, h, d] -> [B, Tq, C]
   Tensor merged = context.permute({0, 2, 1, 3}).reshape({B, Tq, C});
   out.output = out_proj->forward(merged);
+  // Only a step that went through grows the cache: after an error it is as it was.
+  if (cache && !reuse_keys) {
+    cache->key = k;
+    cache->value = v;
+  }
   return out;
 }
 

@@ -67,7 +67,9 @@ class MultiHeadAttention : public Module {
   // key_padding_mask [B, Tk] (1 = token, 0 = padding) or undefined.
   // With a cache, self-attention appends the keys and values of the Tq new positions to it
   // and attends over all of them (Tk = cached + Tq; a causal mask aligns the queries to the
-  // last keys); cross-attention projects key_value into an empty cache and reuses it after.
+  // last keys); cross-attention projects key_value into an empty cache and reuses it after
+  // (a cache belongs to one memory). Decoding runs under NoGradGuard: with gradients on, the
+  // cache would hold every step's graph.
   AttentionOutput forward(const Tensor& query, const Tensor& key_value = Tensor(),
                           const Tensor& key_padding_mask = Tensor(), bool causal = false,
                           bool need_weights = false, AttentionCache* cache = nullptr) const;

@@ -115,6 +115,26 @@ Tensor PrefixCache::advance(const std::vector<std::vector<int32_t>>& prefixes) {
   return ids_tensor(last);
 }
 
+void PrefixCache::reset() {
+  kv.clear();
+  held_.clear();
+}
+
+namespace {
+
+// Runs a cached step; if it throws, the cache may hold part of the step, so it is forgotten.
+template <typename Step>
+Tensor guarded(PrefixCache& cache, Step step) {
+  try {
+    return step();
+  } catch (...) {
+    cache.reset();
+    throw;
+  }
+}
+
+}  // namespace
+
 Tensor GptNextToken::next_logits(const std::vector<std::vector<int32_t>>& prefixes) {
   check_eval_mode(model_, "generate");
   NoGradGuard no_grad;
@@ -123,8 +143,10 @@ Tensor GptNextToken::next_logits(const std::vector<std::vector<int32_t>>& prefix
     in.input_ids = ids_tensor(prefixes);
     return last_position(model_.forward(in).logits);
   }
-  const Tensor ids = cache_.advance(prefixes);
-  return last_position(model_.forward_cached(ids, cache_.kv));
+  return guarded(cache_, [&] {
+    const Tensor ids = cache_.advance(prefixes);
+    return last_position(model_.forward_cached(ids, cache_.kv));
+  });
 }
 
 Seq2SeqNextToken::Seq2SeqNextToken(const nn::EncoderDecoder& model,
@@ -147,9 +169,12 @@ Tensor Seq2SeqNextToken::next_logits(const std::vector<std::vector<int32_t>>& pr
     return materialise ? rows.contiguous() : rows;
   };
   if (!use_cache_) return last_position(model_.decode(ids_tensor(prefixes), memory(true)));
-  const Tensor ids = cache_.advance(prefixes);
-  const bool projected = cache_.kv.length() > 0;
-  return last_position(model_.decode(ids, memory(!projected), Tensor(), Tensor(), &cache_.kv));
+  return guarded(cache_, [&] {
+    const Tensor ids = cache_.advance(prefixes);
+    const auto& cross = cache_.kv.cross_attention;
+    const bool projected = !cross.empty() && !cross[0].empty();
+    return last_position(model_.decode(ids, memory(!projected), Tensor(), Tensor(), &cache_.kv));
+  });
 }
 
 // --- logits processing ---

@@ -1,9 +1,9 @@
 #pragma once
 // Decoding: greedy, sampling (temperature, top-k, top-p) and beam search over any model that
 // gives next-token logits, plus scoring a text under a GPT. Decoders see a model only through
-// NextTokenModel. The models keep a KV cache behind it: when every prefix of a call is a
-// prefix of the previous call plus one token (as greedy, sampling and beam search ask), a
-// step runs only the new tokens.
+// NextTokenModel. The models keep a KV cache behind it: when every prefix of a call extends
+// one of the previous call's prefixes by one token (as greedy, sampling and beam search
+// ask), a step runs only the new tokens.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,6 +42,8 @@ class PrefixCache {
   // token of each prefix with the rows reordered to match, or, when some prefix extends no
   // row, the whole prefixes with the cache emptied. The model's call then fills the cache.
   Tensor advance(const std::vector<std::vector<int32_t>>& prefixes);
+  // Forgets everything: the next call starts again from the whole prefixes.
+  void reset();
 
   nn::KVCache kv;
 

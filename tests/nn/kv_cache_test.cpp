@@ -84,10 +84,12 @@ TEST_P(KVCacheTest, ThePaddingMaskCoversTheCachedPositions) {
         .output;
   });
   EXPECT_LT(max_relative_error(stepped, full), tolerance(dtype));
-  // A mask of only the new position is a shape error naming the key length.
+  // A mask of only the new position is a shape error naming the key length, and the failed
+  // step leaves the cache as it was.
   EXPECT_THROW(attn.forward(positions(x, 4, 5), Tensor(), mask.slice(1, 4, 5).contiguous(), true,
                             false, &cache),
                Error);
+  EXPECT_EQ(cache.length(), 5);
 }
 
 TEST_P(KVCacheTest, CrossAttentionProjectsTheMemoryOnceAndReusesIt) {
@@ -103,11 +105,15 @@ TEST_P(KVCacheTest, CrossAttentionProjectsTheMemoryOnceAndReusesIt) {
   AttentionCache cache;
   attn.forward(positions(query, 0, 1), memory, Tensor(), false, false, &cache);
   EXPECT_EQ(cache.length(), 7);
-  // Later steps read the cached projections: another memory of the same shape changes nothing.
+  // Later steps read the cached projections (a cache belongs to one memory): another memory
+  // of the same shape changes nothing, one of another length is an error.
   const Tensor other = random_input({2, 7, 16}, 5, dtype);
   const Tensor later =
       attn.forward(positions(query, 1, 3), other, Tensor(), false, false, &cache).output;
   EXPECT_LT(max_relative_error(later, positions(full, 1, 3)), tolerance(dtype));
+  EXPECT_THROW(attn.forward(positions(query, 1, 2), random_input({2, 6, 16}, 6, dtype), Tensor(),
+                            false, false, &cache),
+               Error);
 }
 
 TEST_P(KVCacheTest, SelectRowsReordersRepeatsAndDropsRows) {

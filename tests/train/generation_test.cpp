@@ -268,8 +268,8 @@ TEST(Generation, Seq2SeqGreedyStartsFromTheDecoderStartAndStopsAtEos) {
   const std::vector<int32_t> source = {5, 6, 7, 3};
   const GenerationResult r = generate(*bart, source, greedy_options(20));
   ASSERT_FALSE(r.tokens.empty());
-  // Same tokens as stepping the decoder by hand from [start].
-  Seq2SeqNextToken next(*bart, source);
+  // Same tokens as stepping the decoder by hand from [start], the whole prefix each time.
+  Seq2SeqNextToken next(*bart, source, /*use_cache=*/false);
   std::vector<int32_t> prefix = {1};
   for (size_t i = 0; i < r.tokens.size(); ++i) {
     const std::vector<float> logits = next.next_logits({prefix}).to_vector<float>();
@@ -307,6 +307,11 @@ TEST(Generation, BatchedGreedyDecodingEqualsDecodingEachSourceAlone) {
   for (size_t i = 0; i < sources.size(); ++i) {
     const GenerationResult alone = generate(*bart, sources[i], greedy_options(12));
     EXPECT_EQ(outputs[i], alone.tokens) << "source " << i;
+    // ... and what decoding without the cache gives (the batch drops finished rows).
+    Seq2SeqNextToken plain(*bart, sources[i], /*use_cache=*/false);
+    GenerationOptions o = greedy_options(12);
+    o.eos_token_id = *eos;
+    EXPECT_EQ(outputs[i], generate(plain, {1}, o).tokens) << "source " << i;
     reached_eos += alone.stop_reason == StopReason::eos;
   }
   // Both kinds of row are covered: some stop at the eos while others run on.
