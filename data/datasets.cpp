@@ -133,7 +133,8 @@ Example CausalWindowDataset::get(size_t index) const {
 
 TextClassificationDataset::TextClassificationDataset(const std::string& tsv_path,
                                                      const WordPieceTokenizer& tokenizer,
-                                                     size_t max_length, LabelNames labels)
+                                                     size_t max_length, LabelNames labels,
+                                                     Truncation truncation)
     : labels_(std::move(labels)) {
   struct Row {
     std::string label, a;
@@ -160,8 +161,8 @@ TextClassificationDataset::TextClassificationDataset(const std::string& tsv_path
     auto it = index.find(row.label);
     HEED_CHECK(it != index.end(), "{}:{}: unknown label '{}' (known: {})", tsv_path, row.line_no,
                row.label, fmt::join(labels_, ", "));
-    Encoding enc = row.b ? tokenizer.encode_pair(row.a, *row.b, max_length)
-                         : tokenizer.encode(row.a, max_length);
+    Encoding enc = row.b ? tokenizer.encode_pair(row.a, *row.b, max_length, truncation)
+                         : tokenizer.encode(row.a, max_length, truncation);
     Example e;
     e.input_ids = std::move(enc.input_ids);
     e.token_type_ids = std::move(enc.token_type_ids);

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "data/batch.h"
+#include "data/wordpiece.h"
 
 namespace heed::data {
 
 class TokenCache;
-class WordPieceTokenizer;
 
 class Dataset {
  public:
@@ -65,11 +65,13 @@ using LabelNames = std::vector<std::string>;
 
 // Sequence classification from TSV lines "label<TAB>text" or "label<TAB>text_a<TAB>text_b".
 // With `labels` empty, the label set is the file's own names, sorted; pass the training
-// set's labels() when loading validation and test files so ids agree.
+// set's labels() when loading validation and test files so ids agree. Texts longer than
+// max_length ids lose ids from the side `truncation` gives up.
 class TextClassificationDataset : public Dataset {
  public:
   TextClassificationDataset(const std::string& tsv_path, const WordPieceTokenizer& tokenizer,
-                            size_t max_length, LabelNames labels = {});
+                            size_t max_length, LabelNames labels = {},
+                            Truncation truncation = Truncation::kHead);
   size_t size() const override { return examples_.size(); }
   Example get(size_t index) const override { return examples_[index]; }
   const LabelNames& labels() const { return labels_; }

@@ -219,9 +219,27 @@ std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) con
   return tokens;
 }
 
+void truncate_ids(std::vector<int32_t>& ids, size_t keep_count, Truncation side) {
+  if (ids.size() <= keep_count) return;
+  switch (side) {
+    case Truncation::kHead:
+      ids.resize(keep_count);
+      break;
+    case Truncation::kTail:
+      ids.erase(ids.begin(), ids.end() - static_cast<ptrdiff_t>(keep_count));
+      break;
+    case Truncation::kHeadTail: {
+      const size_t head = (keep_count + 1) / 2, tail = keep_count - head;
+      ids.erase(ids.begin() + static_cast<ptrdiff_t>(head),
+                ids.end() - static_cast<ptrdiff_t>(tail));
+      break;
+    }
+  }
+}
+
 Encoding WordPieceTokenizer::build_inputs(std::vector<int32_t> a,
-                                          std::optional<std::vector<int32_t>> b,
-                                          size_t max_length) const {
+                                          std::optional<std::vector<int32_t>> b, size_t max_length,
+                                          Truncation side) const {
   const size_t n_special = b ? 3 : 2;
   if (max_length > 0) {
     HEED_CHECK(max_length >= n_special,
@@ -229,15 +247,19 @@ Encoding WordPieceTokenizer::build_inputs(std::vector<int32_t> a,
                n_special, b ? "pair" : "single sequence");
     const size_t budget = max_length - n_special;
     if (!b) {
-      if (a.size() > budget) a.resize(budget);
+      truncate_ids(a, budget, side);
     } else {
-      while (a.size() + b->size() > budget) {
-        if (a.size() > b->size()) {
-          a.pop_back();
+      // Longest first decides how many ids each sequence keeps; `side` decides which.
+      size_t keep_a = a.size(), keep_b = b->size();
+      while (keep_a + keep_b > budget) {
+        if (keep_a > keep_b) {
+          --keep_a;
         } else {
-          b->pop_back();
+          --keep_b;
         }
       }
+      truncate_ids(a, keep_a, side);
+      truncate_ids(*b, keep_b, side);
     }
   }
   Encoding e;
@@ -259,13 +281,14 @@ Encoding WordPieceTokenizer::build_inputs(std::vector<int32_t> a,
   return e;
 }
 
-Encoding WordPieceTokenizer::encode(std::string_view text, size_t max_length) const {
-  return build_inputs(encode_ids(text), std::nullopt, max_length);
+Encoding WordPieceTokenizer::encode(std::string_view text, size_t max_length,
+                                    Truncation side) const {
+  return build_inputs(encode_ids(text), std::nullopt, max_length, side);
 }
 
-Encoding WordPieceTokenizer::encode_pair(std::string_view a, std::string_view b,
-                                         size_t max_length) const {
-  return build_inputs(encode_ids(a), encode_ids(b), max_length);
+Encoding WordPieceTokenizer::encode_pair(std::string_view a, std::string_view b, size_t max_length,
+                                         Truncation side) const {
+  return build_inputs(encode_ids(a), encode_ids(b), max_length, side);
 }
 
 std::string clean_up_tokenization(std::string text) {

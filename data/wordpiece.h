@@ -28,6 +28,16 @@ struct WordPieceOptions {
   std::string mask_token = "[MASK]";
 };
 
+// Which ids a too-long sequence keeps: its first ones (head, the default, as Hugging Face's
+// truncation_side="right"), its last ones (tail), or the first half and the last half of the
+// budget, the first rounded up (head_tail: Sun et al. 2019, "How to Fine-Tune BERT for Text
+// Classification?", found it best for long documents, whose ends carry signatures and footers).
+enum class Truncation { kHead, kTail, kHeadTail };
+
+// Shortens ids to keep_count ids (no-op if it is not longer), dropping from the side that
+// `side` gives up.
+void truncate_ids(std::vector<int32_t>& ids, size_t keep_count, Truncation side);
+
 // What encode() returns: the model inputs for one text or pair, before padding.
 struct Encoding {
   std::vector<int32_t> input_ids;
@@ -53,13 +63,16 @@ class WordPieceTokenizer {
   void wordpiece_ids(std::string_view word, std::vector<int32_t>& out) const;
 
   // [CLS] A [SEP], truncating A so the result has at most max_length ids (0 = no limit).
-  Encoding encode(std::string_view text, size_t max_length = 0) const;
+  Encoding encode(std::string_view text, size_t max_length = 0,
+                  Truncation side = Truncation::kHead) const;
   // [CLS] A [SEP] B [SEP] with longest-first truncation: one id at a time from the longer
-  // sequence, from B on ties (the slow BertTokenizer's rule).
-  Encoding encode_pair(std::string_view a, std::string_view b, size_t max_length = 0) const;
+  // sequence, from B on ties (the slow BertTokenizer's rule). `side` says where in each
+  // sequence its lost ids are taken from.
+  Encoding encode_pair(std::string_view a, std::string_view b, size_t max_length = 0,
+                       Truncation side = Truncation::kHead) const;
   // Same, from ids that have no special tokens yet.
   Encoding build_inputs(std::vector<int32_t> a, std::optional<std::vector<int32_t>> b,
-                        size_t max_length) const;
+                        size_t max_length, Truncation side = Truncation::kHead) const;
 
   // BertTokenizer.decode: pieces joined with spaces, "##" continuations glued on, special
   // tokens dropped (or kept as their own words), and the tokenization-space clean-up.

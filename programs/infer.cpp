@@ -1,6 +1,7 @@
 // infer: runs a trained checkpoint on text.
 //   infer fill-mask --checkpoint DIR --text "the [MASK] of ..." [--top-k 5]
 //   infer classify  --checkpoint DIR --text "..." [--text-pair "..."] [--max-length N]
+//                   [--truncation head|tail|head_tail]
 //   infer generate  --checkpoint DIR --prompt "..." [--max-new-tokens N] [--temperature T]
 //                   [--top-k K] [--top-p P] [--seed S] [--greedy]
 //   infer score     --checkpoint DIR --text "..."
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <string>
 
 #include "autograd/error.h"
@@ -58,6 +60,16 @@ int run(int argc, char** argv) {
                    "error)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  const std::map<std::string, heed::data::Truncation> truncation_names = {
+      {"head", heed::data::Truncation::kHead},
+      {"tail", heed::data::Truncation::kTail},
+      {"head_tail", heed::data::Truncation::kHeadTail}};
+  classify_cmd
+      ->add_option("--truncation", classify.truncation,
+                   "which ids --max-length keeps: head, tail or head_tail (the first and the "
+                   "last half), as training's data.truncation")
+      ->transform(CLI::CheckedTransformer(truncation_names, CLI::ignore_case))
+      ->default_str("head");
 
   GenerateArgs gen;
   CLI::App* gen_cmd = add_command(app, "generate", "continue a prompt (GPT)", gen);

@@ -129,9 +129,10 @@ void classify_sequence(const Checkpoint& c, const ClassifyArgs& args,
   const std::vector<std::string> names = label_names(model.config);
   for (size_t n = 0; n < texts.size(); ++n) {
     const size_t max_length = static_cast<size_t>(args.max_length);
-    const data::Encoding enc = args.text_pair.empty()
-                                   ? tok.encode(texts[n], max_length)
-                                   : tok.encode_pair(texts[n], args.text_pair, max_length);
+    const data::Encoding enc =
+        args.text_pair.empty()
+            ? tok.encode(texts[n], max_length, args.truncation)
+            : tok.encode_pair(texts[n], args.text_pair, max_length, args.truncation);
     check_model_length(enc.input_ids.size(), model.config);
     const Tensor logits = model.forward(bert_inputs(enc)).logits;  // [1, L]
     json j = {{"text", texts[n]}, {"input_ids", enc.input_ids}};

@@ -5,6 +5,8 @@
 #include <ostream>
 #include <string>
 
+#include "data/wordpiece.h"
+
 namespace heed::infer {
 
 struct CommonArgs {
@@ -22,6 +24,7 @@ struct ClassifyArgs : CommonArgs {
   std::string text;
   std::string text_pair;   // empty: a single text
   int64_t max_length = 0;  // > 0: truncate to this many ids, as training's max_seq_length
+  data::Truncation truncation = data::Truncation::kHead;  // as training's data.truncation
 };
 void run_classify(const ClassifyArgs& args, std::ostream& out);
 

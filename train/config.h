@@ -12,6 +12,7 @@
 #include "autograd/dtype.h"
 #include "autograd/error.h"
 #include "data/char_tokenizer.h"
+#include "data/wordpiece.h"
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
@@ -81,6 +82,8 @@ struct DataConfig {
   std::optional<std::string> valid;
   std::optional<std::string> test;
   int64_t max_seq_length = 128;  // mlm/clm windows, classification truncation
+  // classification: which ids a text longer than max_seq_length keeps (data::Truncation)
+  data::Truncation truncation = data::Truncation::kHead;
   double mlm_probability = 0.15;
   double mask_replace_prob = 0.8;    // of the selected positions: [MASK]
   double random_replace_prob = 0.1;  // of the selected positions: a random token

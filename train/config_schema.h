@@ -53,6 +53,8 @@ HEED_ENUM_INFO(DType, "dtype", {DType::f32, "f32"}, {DType::bf16, "bf16"})
 HEED_ENUM_INFO(data::CharTokenizer::Unit, "tokenizer unit",
                {data::CharTokenizer::Unit::kCharacter, "character"},
                {data::CharTokenizer::Unit::kWhitespaceSymbol, "whitespace"})
+HEED_ENUM_INFO(data::Truncation, "truncation", {data::Truncation::kHead, "head"},
+               {data::Truncation::kTail, "tail"}, {data::Truncation::kHeadTail, "head_tail"})
 #undef HEED_ENUM_INFO
 
 template <typename V, typename M>
@@ -156,6 +158,7 @@ void visit_config(V& v, C& c) {
     v.field("valid", d.valid);
     v.field("test", d.test);
     v.field("max_seq_length", d.max_seq_length);
+    v.field("truncation", d.truncation);
     v.field("mlm_probability", d.mlm_probability);
     v.field("mask_replace_prob", d.mask_replace_prob);
     v.field("random_replace_prob", d.random_replace_prob);

@@ -204,6 +204,10 @@ void check_data(Checker& c, const RunConfig& config) {
     c.check(d.max_seq_length <= positions, "data.max_seq_length", "{} exceeds {} {}",
             d.max_seq_length, positions_key, positions);
   }
+  c.check(d.truncation == data::Truncation::kHead || config.task == Task::kClassification,
+          "data.truncation",
+          "applies to task classification only (a tagged sentence or an LM "
+          "window is cut at its end)");
   c.check(!d.group_by_length || d.shuffle, "data.group_by_length",
           "needs data.shuffle (it groups the shuffled order)");
   c.check(d.mlm_probability > 0 && d.mlm_probability < 1, "data.mlm_probability",

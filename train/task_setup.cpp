@@ -158,8 +158,8 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
         break;
       }
       case Task::kClassification: {
-        auto set =
-            std::make_shared<data::TextClassificationDataset>(*path, *d.wordpiece, max_len, labels);
+        auto set = std::make_shared<data::TextClassificationDataset>(*path, *d.wordpiece, max_len,
+                                                                     labels, c.data.truncation);
         if (labels.empty()) labels = set->labels();
         ds = set;
         break;

@@ -45,6 +45,20 @@ TEST(TextClassification, LabelsFromTheFileAndPairs) {
             std::string::npos);
 }
 
+TEST(TextClassification, LongTextsAreCutOnTheConfiguredSide) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  const std::string text = "the quick fox the lazy dog";
+  std::string train = dir.write("train.tsv", "spam\t" + text + "\n");
+  for (Truncation side : {Truncation::kHead, Truncation::kTail, Truncation::kHeadTail}) {
+    TextClassificationDataset ds(train, tok, 5, {}, side);
+    EXPECT_EQ(ds.get(0).input_ids, tok.encode(text, 5, side).input_ids);
+  }
+  TextClassificationDataset tail(train, tok, 5, {}, Truncation::kTail);
+  TextClassificationDataset head(train, tok, 5, {}, Truncation::kHead);
+  EXPECT_NE(tail.get(0).input_ids, head.get(0).input_ids);
+}
+
 TEST(TextClassification, MalformedLinesNameFileAndLine) {
   ScratchDir dir;
   auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));

@@ -87,6 +87,45 @@ TEST(WordPiece, TruncationNeedsRoomForSpecials) {
   EXPECT_EQ(tok.encode("a b c", 2).input_ids, (std::vector<int32_t>{3, 4}));
 }
 
+TEST(WordPiece, TruncationSidesKeepHeadTailOrBoth) {
+  const std::vector<int32_t> ten{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  auto cut = [&](size_t keep, Truncation side) {
+    std::vector<int32_t> ids = ten;
+    truncate_ids(ids, keep, side);
+    return ids;
+  };
+  EXPECT_EQ(cut(4, Truncation::kHead), (std::vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_EQ(cut(4, Truncation::kTail), (std::vector<int32_t>{7, 8, 9, 10}));
+  // The head gets the odd id.
+  EXPECT_EQ(cut(5, Truncation::kHeadTail), (std::vector<int32_t>{1, 2, 3, 9, 10}));
+  EXPECT_EQ(cut(1, Truncation::kHeadTail), (std::vector<int32_t>{1}));
+  EXPECT_EQ(cut(0, Truncation::kTail), (std::vector<int32_t>{}));
+  for (Truncation side : {Truncation::kHead, Truncation::kTail, Truncation::kHeadTail}) {
+    EXPECT_EQ(cut(10, side), ten);
+    EXPECT_EQ(cut(12, side), ten);
+  }
+}
+
+TEST(WordPiece, PairTruncationCountsLongestFirstAndCutsOnTheGivenSide) {
+  auto tok = golden_tokenizer(true);
+  const int32_t cls = tok.cls_id(), sep = tok.sep_id();
+  const std::vector<int32_t> a{21, 22, 23, 24, 25, 26}, b{31, 32, 33};
+  // Budget 8 - 3 = 5: longest first leaves a 3 ids and b 2 (b loses the tie).
+  auto ids = [&](Truncation side) { return tok.build_inputs(a, b, 8, side).input_ids; };
+  EXPECT_EQ(ids(Truncation::kHead), (std::vector<int32_t>{cls, 21, 22, 23, sep, 31, 32, sep}));
+  EXPECT_EQ(ids(Truncation::kTail), (std::vector<int32_t>{cls, 24, 25, 26, sep, 32, 33, sep}));
+  EXPECT_EQ(ids(Truncation::kHeadTail), (std::vector<int32_t>{cls, 21, 22, 26, sep, 31, 33, sep}));
+  const Encoding e = tok.build_inputs(a, b, 8, Truncation::kHeadTail);
+  EXPECT_EQ(e.token_type_ids, (std::vector<int32_t>{0, 0, 0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(e.special_tokens_mask, (std::vector<int32_t>{1, 0, 0, 0, 1, 0, 0, 1}));
+  // A single text keeps its first and last pieces.
+  const std::vector<int32_t> all = tok.encode("the quick fox lazy dog").input_ids;
+  ASSERT_GT(all.size(), 6u);
+  const std::vector<int32_t> kept =
+      tok.encode("the quick fox lazy dog", 5, Truncation::kHeadTail).input_ids;
+  EXPECT_EQ(kept, (std::vector<int32_t>{cls, all[1], all[2], all[all.size() - 2], sep}));
+}
+
 TEST(WordPiece, InvalidUtf8InTextIsAnError) {
   auto tok = golden_tokenizer(true);
   try {

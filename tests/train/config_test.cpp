@@ -374,6 +374,9 @@ TEST_F(Config, ImpossibleValues) {
       {{"  num_attention_heads: 4", "  num_attention_heads: 5"},
        "6: model.num_attention_heads: 5 does not divide model.hidden_size 64"},
       {{"  lr: 5.0e-4", "  lr: 0"}, "18: optim.lr: must be > 0, got 0"},
+      {{"  max_seq_length: 64", "  max_seq_length: 64\n  truncation: head_tail"},
+       "17: data.truncation: applies to task classification only (a tagged sentence or an LM "
+       "window is cut at its end)"},
       {{"  max_seq_length: 64", "  max_seq_length: 64\n  shuffle: false\n  group_by_length: true"},
        "18: data.group_by_length: needs data.shuffle (it groups the shuffled order)"},
       {{"  lr: 5.0e-4", "  lr: -1e-3"}, "18: optim.lr: must be > 0, got -0.001"},
@@ -450,6 +453,10 @@ TEST_F(Config, UnknownNames) {
             "gelu_pytorch_tanh, relu)");
   EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: bpe")),
             "10: tokenizer.type: unknown tokenizer type 'bpe' (expected one of wordpiece, char)");
+  EXPECT_EQ(
+      error_in(base_with("  max_seq_length: 64", "  max_seq_length: 64\n  truncation: middle")),
+      "17: data.truncation: unknown truncation 'middle' (expected one of head, tail, "
+      "head_tail)");
 }
 
 TEST_F(Config, ActivationNamesAreTheModelsOwn) {

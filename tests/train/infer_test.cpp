@@ -295,6 +295,26 @@ TEST_F(Infer, ClassifyMaxLengthTruncatesAsTrainingDoes) {
   }
 }
 
+TEST_F(Infer, ClassifyTruncationKeepsTheSidesTrainingKeeps) {
+  std::string text;
+  for (int i = 0; i < 10; ++i) text += "the cat ";
+  text += "sat";
+  const std::string args =
+      "classify --json --checkpoint " + path("cls") + " --max-length 8 --text " + quote(text);
+  for (const auto& [name, side] :
+       {std::pair{"head", data::Truncation::kHead}, std::pair{"tail", data::Truncation::kTail},
+        std::pair{"head_tail", data::Truncation::kHeadTail}}) {
+    const Outcome r = infer(args + " --truncation " + name);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const data::Encoding enc = tiny_wordpiece().encode(text, 8, side);
+    EXPECT_EQ(json_lines(r.out).at(0)["input_ids"].get<std::vector<int32_t>>(), enc.input_ids)
+        << name;
+  }
+  const Outcome bad = infer(args + " --truncation middle");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--truncation"), std::string::npos) << bad.err;
+}
+
 TEST_F(Infer, ClassifyTagsEveryWordByItsFirstPiece) {
   const Outcome r =
       infer("classify --json --checkpoint " + path("tagger") + " --text 'the cats sat'");
