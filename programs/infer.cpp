@@ -18,6 +18,7 @@
 
 #include "autograd/error.h"
 #include "programs/infer_commands.h"
+#include "train/config_schema.h"
 
 namespace {
 
@@ -60,10 +61,10 @@ int run(int argc, char** argv) {
                    "error)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  const std::map<std::string, heed::data::Truncation> truncation_names = {
-      {"head", heed::data::Truncation::kHead},
-      {"tail", heed::data::Truncation::kTail},
-      {"head_tail", heed::data::Truncation::kHeadTail}};
+  // The names of the config's data.truncation, from its schema.
+  std::map<std::string, heed::data::Truncation> truncation_names;
+  for (const auto& [side, name] : heed::train::EnumInfo<heed::data::Truncation>::values)
+    truncation_names.emplace(name, side);
   classify_cmd
       ->add_option("--truncation", classify.truncation,
                    "which ids --max-length keeps: head, tail or head_tail (the first and the "
