@@ -1,7 +1,7 @@
 // infer: runs a trained checkpoint on text.
 //   infer fill-mask --checkpoint DIR --text "the [MASK] of ..." [--top-k 5]
 //   infer classify  --checkpoint DIR --text "..." [--text-pair "..."] [--max-length N]
-//                   [--truncation head|tail|head_tail]
+//                   [--truncation head|tail|head_tail]   (default: as the checkpoint trained)
 //   infer generate  --checkpoint DIR --prompt "..." [--max-new-tokens N] [--temperature T]
 //                   [--top-k K] [--top-p P] [--seed S] [--greedy]
 //   infer score     --checkpoint DIR --text "..."
@@ -56,21 +56,22 @@ int run(int argc, char** argv) {
   classify_cmd->add_option("--text-pair", classify.text_pair, "second text of a pair");
   classify_cmd
       ->add_option("--max-length", classify.max_length,
-                   "truncate each input to this many ids, [CLS] and [SEP] included, as "
-                   "training's data.max_seq_length does (0: no truncation; a longer text is an "
-                   "error)")
+                   "truncate each input to this many ids, [CLS] and [SEP] included (0: no "
+                   "truncation; a longer text is an error)")
       ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  // The names of the config's data.truncation, from its schema.
-  std::map<std::string, heed::data::Truncation> truncation_names;
+      ->default_str("the checkpoint's data.max_seq_length");
+  // The names of the config's data.truncation, from its schema; read as a name so that the
+  // help and a bad value show the names, not the enum's numbers.
+  std::map<std::string, heed::data::Truncation> truncation_sides;
   for (const auto& [side, name] : heed::train::EnumInfo<heed::data::Truncation>::values)
-    truncation_names.emplace(name, side);
+    truncation_sides.emplace(name, side);
+  std::string truncation_name;
   classify_cmd
-      ->add_option("--truncation", classify.truncation,
+      ->add_option("--truncation", truncation_name,
                    "which ids --max-length keeps: head, tail or head_tail (the first and the "
-                   "last half), as training's data.truncation")
-      ->transform(CLI::CheckedTransformer(truncation_names, CLI::ignore_case))
-      ->default_str("head");
+                   "last half)")
+      ->check(CLI::IsMember(truncation_sides))
+      ->default_str("the checkpoint's data.truncation");
 
   GenerateArgs gen;
   CLI::App* gen_cmd = add_command(app, "generate", "continue a prompt (GPT)", gen);
@@ -126,7 +127,10 @@ int run(int argc, char** argv) {
 
   std::ios::sync_with_stdio(false);
   if (*fill_cmd) run_fill_mask(fill, std::cout);
-  if (*classify_cmd) run_classify(classify, std::cout);
+  if (*classify_cmd) {
+    if (!truncation_name.empty()) classify.truncation = truncation_sides.at(truncation_name);
+    run_classify(classify, std::cout);
+  }
   if (*gen_cmd) run_generate(gen, std::cout);
   if (*score_cmd) run_score(score, std::cout);
   if (*translate_cmd) run_translate(translate, std::cout);

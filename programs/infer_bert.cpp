@@ -10,6 +10,7 @@
 #include "nn/models/bert.h"
 #include "programs/infer_commands.h"
 #include "programs/infer_common.h"
+#include "train/tokenizer_io.h"
 
 namespace heed::infer {
 namespace {
@@ -127,12 +128,16 @@ void classify_sequence(const Checkpoint& c, const ClassifyArgs& args,
   const auto& model = static_cast<const nn::BertForSequenceClassification&>(*c.model);
   const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("classify");
   const std::vector<std::string> names = label_names(model.config);
+  // By default inputs are cut as the training run cut them, so that a prediction here is the
+  // one its evaluation scored.
+  const train::TruncationSettings trained = train::load_truncation(c.dir);
+  const size_t max_length =
+      static_cast<size_t>(args.max_length.value_or(trained.max_length.value_or(0)));
+  const data::Truncation side = args.truncation.value_or(trained.side);
   for (size_t n = 0; n < texts.size(); ++n) {
-    const size_t max_length = static_cast<size_t>(args.max_length);
-    const data::Encoding enc =
-        args.text_pair.empty()
-            ? tok.encode(texts[n], max_length, args.truncation)
-            : tok.encode_pair(texts[n], args.text_pair, max_length, args.truncation);
+    const data::Encoding enc = args.text_pair.empty()
+                                   ? tok.encode(texts[n], max_length, side)
+                                   : tok.encode_pair(texts[n], args.text_pair, max_length, side);
     check_model_length(enc.input_ids.size(), model.config);
     const Tensor logits = model.forward(bert_inputs(enc)).logits;  // [1, L]
     json j = {{"text", texts[n]}, {"input_ids", enc.input_ids}};
@@ -167,9 +172,9 @@ void classify_tokens(const Checkpoint& c, const ClassifyArgs& args,
              "--text-pair is for sequence classification; checkpoint {} "
              "is a BertForTokenClassification",
              args.checkpoint);
-  HEED_CHECK(args.max_length == 0,
-             "--max-length is for sequence classification (words past the cut would get no "
-             "tag); checkpoint {} is a BertForTokenClassification",
+  HEED_CHECK(!args.max_length && !args.truncation,
+             "--max-length and --truncation are for sequence classification (words past the "
+             "cut would get no tag); checkpoint {} is a BertForTokenClassification",
              args.checkpoint);
   const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("classify");
   const std::vector<std::string> names = label_names(model.config);

@@ -2,6 +2,7 @@
 // The `infer` subcommands. Each writes plain text, or one JSON object per input text (JSON
 // Lines) with --json, to `out`, and throws heed::Error on bad input.
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -22,9 +23,11 @@ void run_fill_mask(const FillMaskArgs& args, std::ostream& out);
 
 struct ClassifyArgs : CommonArgs {
   std::string text;
-  std::string text_pair;   // empty: a single text
-  int64_t max_length = 0;  // > 0: truncate to this many ids, as training's max_seq_length
-  data::Truncation truncation = data::Truncation::kHead;  // as training's data.truncation
+  std::string text_pair;  // empty: a single text
+  // Unset: as the checkpoint's training cut its inputs (tokenizer_config.json's
+  // model_max_length and side). max_length 0: no truncation.
+  std::optional<int64_t> max_length;
+  std::optional<data::Truncation> truncation;
 };
 void run_classify(const ClassifyArgs& args, std::ostream& out);
 

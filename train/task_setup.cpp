@@ -310,7 +310,7 @@ std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& c, const TaskD
 
 void save_tokenizer(const RunConfig& c, const TaskData& d, const std::string& dir) {
   if (d.wordpiece) {
-    save_wordpiece(*d.wordpiece, dir, c.data.max_seq_length);
+    save_wordpiece(*d.wordpiece, dir, c.data.max_seq_length, c.data.truncation);
   } else {
     save_char_tokenizer(*d.chars, dir);
   }

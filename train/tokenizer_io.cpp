@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "autograd/error.h"
+#include "train/config_schema.h"
 
 namespace heed::train {
 namespace {
@@ -34,10 +35,16 @@ nlohmann::json read_tokenizer_config(const std::string& dir) {
   }
 }
 
+// heed_truncation takes the names of the config's data.truncation.
+constexpr auto& kTruncationNames = EnumInfo<data::Truncation>::values;
+
+// A model_max_length above this is transformers' "no limit" sentinel (int(1e30)).
+constexpr double kLargestMaxLength = 1e9;
+
 }  // namespace
 
 void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string& dir,
-                    int64_t model_max_length) {
+                    int64_t model_max_length, data::Truncation truncation) {
   fs::create_directories(dir);
   tokenizer.vocab().save((fs::path(dir) / "vocab.txt").string());
   const data::WordPieceOptions& o = tokenizer.options();
@@ -52,6 +59,11 @@ void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string
                       {"sep_token", o.sep_token},
                       {"mask_token", o.mask_token}};
   if (o.strip_accents) j["strip_accents"] = *o.strip_accents;
+  // transformers can cut only one end: head_tail reads there as head.
+  j["truncation_side"] = truncation == data::Truncation::kTail ? "left" : "right";
+  for (const auto& [side, name] : kTruncationNames) {
+    if (side == truncation) j["heed_truncation"] = std::string(name);
+  }
   write_json(fs::path(dir) / "tokenizer_config.json", j);
 }
 
@@ -87,6 +99,31 @@ data::CharTokenizer load_char_tokenizer(const std::string& dir) {
              j.value("tokenizer_class", ""));
   return data::CharTokenizer::load(
       (fs::path(dir) / j.value("file", "char_tokenizer.json")).string());
+}
+
+TruncationSettings load_truncation(const std::string& dir) {
+  const nlohmann::json j = read_tokenizer_config(dir);
+  const std::string path = (fs::path(dir) / "tokenizer_config.json").string();
+  TruncationSettings t;
+  if (auto it = j.find("model_max_length"); it != j.end() && it->is_number()) {
+    const double n = it->get<double>();
+    HEED_CHECK(n > 0, "{}: model_max_length is {}; it must be positive", path, it->dump());
+    if (n <= kLargestMaxLength) t.max_length = static_cast<int64_t>(n);
+  }
+  if (auto it = j.find("heed_truncation"); it != j.end()) {
+    const std::string name = it->is_string() ? it->get<std::string>() : it->dump();
+    bool known = false;
+    for (const auto& [side, side_name] : kTruncationNames) {
+      if (name == side_name) t.side = side, known = true;
+    }
+    HEED_CHECK(known, "{}: heed_truncation is {}; it must be head, tail or head_tail", path,
+               it->dump());
+  } else if (auto side = j.find("truncation_side"); side != j.end()) {
+    HEED_CHECK(*side == "right" || *side == "left",
+               "{}: truncation_side is {}; it must be right or left", path, side->dump());
+    t.side = *side == "left" ? data::Truncation::kTail : data::Truncation::kHead;
+  }
+  return t;
 }
 
 }  // namespace heed::train

@@ -273,12 +273,17 @@ TEST_F(Infer, ClassifyGivesLabelProbabilitiesOfTheModelInMemory) {
 }
 
 TEST_F(Infer, ClassifyMaxLengthTruncatesAsTrainingDoes) {
-  // 40 word pieces do not fit the 32 positions: an error without --max-length, and with it
-  // exactly the truncated encoding that training's max_seq_length makes.
+  // 40 word pieces do not fit the 32 positions. By default the text is cut to the
+  // checkpoint's model_max_length (32); --max-length 0 keeps it whole (an error), and
+  // --max-length 12 gives exactly the encoding that training's max_seq_length 12 makes.
   std::string text;
   for (int i = 0; i < 20; ++i) text += "the cat ";
   const std::string args = "classify --json --checkpoint " + path("cls") + " --text " + quote(text);
-  const Outcome untruncated = infer(args);
+  const Outcome by_default = infer(args);
+  ASSERT_EQ(by_default.code, 0) << by_default.err;
+  EXPECT_EQ(json_lines(by_default.out).at(0)["input_ids"].get<std::vector<int32_t>>(),
+            tiny_wordpiece().encode(text, kBertPositions).input_ids);
+  const Outcome untruncated = infer(args + " --max-length 0");
   EXPECT_EQ(untruncated.code, 2);
   EXPECT_NE(untruncated.err.find("text is 42 tokens; the model takes at most 32"),
             std::string::npos)
@@ -293,6 +298,51 @@ TEST_F(Infer, ClassifyMaxLengthTruncatesAsTrainingDoes) {
   for (const json& l : j["labels"]) {
     EXPECT_NEAR(l["probability"].get<double>(), p[l["id"].get<int>()], 1e-6);
   }
+}
+
+TEST_F(Infer, ClassifyCutsAsTheCheckpointTrainedUnlessTold) {
+  // The same model saved as a run with max_seq_length 8 and each data.truncation saves it;
+  // and as transformers writes a left-truncating tokenizer (truncation_side only).
+  std::string text;
+  for (int i = 0; i < 10; ++i) text += "the cat ";
+  text += "sat";
+  for (const data::Truncation side :
+       {data::Truncation::kHead, data::Truncation::kTail, data::Truncation::kHeadTail}) {
+    const std::string dir = path("cls_cut");
+    fs::remove_all(dir);
+    nn::save_pretrained(*cls_, dir);
+    save_wordpiece(tiny_wordpiece(), dir, 8, side);
+    const std::string args = "classify --json --checkpoint " + dir + " --text " + quote(text);
+    const Outcome r = infer(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(json_lines(r.out).at(0)["input_ids"].get<std::vector<int32_t>>(),
+              tiny_wordpiece().encode(text, 8, side).input_ids)
+        << static_cast<int>(side);
+    // Flags override what the checkpoint says.
+    const Outcome told = infer(args + " --max-length 6 --truncation head");
+    ASSERT_EQ(told.code, 0) << told.err;
+    EXPECT_EQ(json_lines(told.out).at(0)["input_ids"].get<std::vector<int32_t>>(),
+              tiny_wordpiece().encode(text, 6).input_ids);
+  }
+  const fs::path config = fs::path(path("cls_cut")) / "tokenizer_config.json";
+  json hf = json::parse(std::ifstream(config));
+  hf.erase("heed_truncation");
+  hf["truncation_side"] = "left";
+  std::ofstream(config) << hf.dump();
+  const std::string args =
+      "classify --json --checkpoint " + path("cls_cut") + " --text " + quote(text);
+  const Outcome left = infer(args);
+  ASSERT_EQ(left.code, 0) << left.err;
+  EXPECT_EQ(json_lines(left.out).at(0)["input_ids"].get<std::vector<int32_t>>(),
+            tiny_wordpiece().encode(text, 8, data::Truncation::kTail).input_ids);
+  hf["truncation_side"] = "middle";
+  std::ofstream(config) << hf.dump();
+  const Outcome bad = infer(args);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find(config.string() + ": truncation_side is \"middle\"; it must be right "
+                                           "or left"),
+            std::string::npos)
+      << bad.err;
 }
 
 TEST_F(Infer, ClassifyTruncationKeepsTheSidesTrainingKeeps) {
@@ -486,7 +536,9 @@ TEST_F(Infer, BadInputIsOneLineOnStderrAndExitCodeTwo) {
       {"classify --checkpoint " + path("tagger") + " --text 'a' --text-pair 'b'", "",
        "infer classify: --text-pair is for sequence classification"},
       {"classify --checkpoint " + path("tagger") + " --text 'a' --max-length 8", "",
-       "infer classify: --max-length is for sequence classification"},
+       "infer classify: --max-length and --truncation are for sequence classification"},
+      {"classify --checkpoint " + path("tagger") + " --text 'a' --truncation tail", "",
+       "infer classify: --max-length and --truncation are for sequence classification"},
       {"fill-mask --checkpoint " + path("mlm") + " --text -", "the [MASK]\n\n",
        "infer fill-mask: stdin:2: empty text"},
       {"generate --checkpoint " + path("gpt"), "", "infer generate: --prompt is required"},
