@@ -5,14 +5,6 @@
 namespace heed::train {
 namespace {
 
-template <typename E>
-std::string_view enum_name(E value) {
-  for (const auto& [v, name] : EnumInfo<E>::values) {
-    if (v == value) return name;
-  }
-  return "?";
-}
-
 // Lists the dotted keys, sections before their children.
 struct KeyLister {
   std::vector<std::string> keys;

@@ -10,6 +10,7 @@
 //   v.section(key, body)        for a nested mapping; body() visits its keys
 // C is RunConfig or const RunConfig, so one schema serves readers and writers.
 #include <array>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -56,6 +57,24 @@ HEED_ENUM_INFO(data::CharTokenizer::Unit, "tokenizer unit",
 HEED_ENUM_INFO(data::Truncation, "truncation", {data::Truncation::kHead, "head"},
                {data::Truncation::kTail, "tail"}, {data::Truncation::kHeadTail, "head_tail"})
 #undef HEED_ENUM_INFO
+
+// The YAML name of an enum value ("?" for a value without one).
+template <typename E>
+constexpr std::string_view enum_name(E value) {
+  for (const auto& [v, name] : EnumInfo<E>::values) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+// The enum value of a YAML name; nullopt for an unknown name.
+template <typename E>
+constexpr std::optional<E> enum_from_name(std::string_view name) {
+  for (const auto& [v, n] : EnumInfo<E>::values) {
+    if (n == name) return v;
+  }
+  return std::nullopt;
+}
 
 template <typename V, typename M>
 void visit_bert(V& v, M& m) {

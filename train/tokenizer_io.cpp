@@ -35,9 +35,6 @@ nlohmann::json read_tokenizer_config(const std::string& dir) {
   }
 }
 
-// heed_truncation takes the names of the config's data.truncation.
-constexpr auto& kTruncationNames = EnumInfo<data::Truncation>::values;
-
 // A model_max_length above this is transformers' "no limit" sentinel (int(1e30)).
 constexpr double kLargestMaxLength = 1e9;
 
@@ -61,9 +58,7 @@ void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string
   if (o.strip_accents) j["strip_accents"] = *o.strip_accents;
   // transformers can cut only one end: head_tail reads there as head.
   j["truncation_side"] = truncation == data::Truncation::kTail ? "left" : "right";
-  for (const auto& [side, name] : kTruncationNames) {
-    if (side == truncation) j["heed_truncation"] = std::string(name);
-  }
+  j["heed_truncation"] = std::string(enum_name(truncation));  // data.truncation's names
   write_json(fs::path(dir) / "tokenizer_config.json", j);
 }
 
@@ -111,13 +106,11 @@ TruncationSettings load_truncation(const std::string& dir) {
     if (n <= kLargestMaxLength) t.max_length = static_cast<int64_t>(n);
   }
   if (auto it = j.find("heed_truncation"); it != j.end()) {
-    const std::string name = it->is_string() ? it->get<std::string>() : it->dump();
-    bool known = false;
-    for (const auto& [side, side_name] : kTruncationNames) {
-      if (name == side_name) t.side = side, known = true;
-    }
-    HEED_CHECK(known, "{}: heed_truncation is {}; it must be head, tail or head_tail", path,
+    const auto side =
+        enum_from_name<data::Truncation>(it->is_string() ? it->get<std::string>() : "");
+    HEED_CHECK(side, "{}: heed_truncation is {}; it must be head, tail or head_tail", path,
                it->dump());
+    t.side = *side;
   } else if (auto side = j.find("truncation_side"); side != j.end()) {
     HEED_CHECK(*side == "right" || *side == "left",
                "{}: truncation_side is {}; it must be right or left", path, side->dump());
