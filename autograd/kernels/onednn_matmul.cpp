@@ -21,6 +21,28 @@ Runtime& runtime() {
   return *instance;
 }
 
+}  // namespace
+
+bool onednn_bf16_matmul_available() {
+  static const bool available = [] {
+    try {
+      const dnnl::memory::dims dims{2, 2};
+      auto md = [&](dnnl::memory::data_type t) {
+        return dnnl::memory::desc(dims, t, dnnl::memory::format_tag::ab);
+      };
+      dnnl::matmul::desc desc(md(dnnl::memory::data_type::bf16), md(dnnl::memory::data_type::bf16),
+                              md(dnnl::memory::data_type::f32));
+      dnnl::matmul::primitive_desc pd(desc, runtime().engine);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+namespace {
+
 using Key = std::vector<int64_t>;
 
 struct KeyHash {

@@ -13,6 +13,10 @@ namespace heed {
 // bf16; bias is f32 [N] or undefined; out is a contiguous f32 [.., M, N].
 void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
 
+// Whether this CPU has a oneDNN bf16 matmul (oneDNN 2.6 needs AVX-512 for one; an AVX2-only CPU
+// has none). Probed once, by building a tiny bf16 primitive.
+bool onednn_bf16_matmul_available();
+
 struct MatmulCacheStats {
   size_t primitives = 0;  // distinct primitives built
   size_t hits = 0;

@@ -81,7 +81,14 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, con
       a.dtype() == DType::bf16 || b.dtype() == DType::bf16 || g_precision == MatmulPrecision::bf16;
   if (use_bf16) {
     NoGradGuard no_grad;
-    onednn_matmul(to_bf16_keep_layout(a), to_bf16_keep_layout(b), bias, out);
+    Tensor a16 = to_bf16_keep_layout(a), b16 = to_bf16_keep_layout(b);
+    if (onednn_bf16_matmul_available()) {
+      onednn_matmul(a16, b16, bias, out);
+    } else {
+      // No bf16 kernel on this CPU: the same numbers (bf16-rounded inputs, f32 accumulation)
+      // from the f32 kernel.
+      onednn_matmul(a16.to(DType::f32), b16.to(DType::f32), bias, out);
+    }
   } else {
     onednn_matmul(a, b, bias, out);
   }
