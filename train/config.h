@@ -120,8 +120,9 @@ struct TrainConfig {
   int64_t threads = 0;     // 0 = OpenMP's default (all cores)
   std::string output_dir;  // required
   Resume resume = Resume::kNever;
-  bool eval_at_end = true;   // when data.valid (and data.test) are given
-  DType dtype = DType::f32;  // f32 or bf16 (bf16 matmul inputs, f32 accumulation)
+  bool overwrite_output_dir = false;  // a fresh run may replace an earlier run's files
+  bool eval_at_end = true;            // when data.valid (and data.test) are given
+  DType dtype = DType::f32;           // f32 or bf16 (bf16 matmul inputs, f32 accumulation)
 };
 
 struct EvalConfig {

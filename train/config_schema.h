@@ -212,6 +212,7 @@ void visit_config(V& v, C& c) {
     v.field("threads", t.threads);
     v.field("output_dir", t.output_dir, Need::kRequired);
     v.field("resume", t.resume);
+    v.field("overwrite_output_dir", t.overwrite_output_dir);
     v.field("eval_at_end", t.eval_at_end);
     v.field("dtype", t.dtype);
   });

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/ranges.h>
+
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "nn/pretrained_io.h"
@@ -104,7 +106,7 @@ class Run {
   explicit Run(const RunConfig& config) : c_(config) {}
 
   TrainerResult execute() {
-    fs::create_directories(c_.train.output_dir);
+    claim_output_dir();
     if (c_.train.threads > 0) set_num_threads(static_cast<int>(c_.train.threads));
     if (c_.train.dtype == DType::bf16) set_matmul_precision(MatmulPrecision::bf16);
     const auto log = [this](const std::string& line) { say(line); };
@@ -130,6 +132,28 @@ class Run {
       bar_visible_ = false;
     }
     std::fprintf(stderr, "%s\n", line.c_str());
+  }
+
+  // A fresh run into a directory that holds an earlier run would append to its metrics.jsonl,
+  // and the rotation that keeps the newest checkpoints by step would delete the new run's
+  // lower-numbered ones as soon as they were written. So it stops before any work, unless
+  // told to continue the earlier run (--resume) or to replace it.
+  void claim_output_dir() {
+    const std::string& dir = c_.train.output_dir;
+    const std::vector<std::string> earlier = earlier_run_files(dir);
+    if (c_.train.resume == Resume::kNever && !earlier.empty()) {
+      if (!c_.train.overwrite_output_dir) {
+        throw ConfigError(fmt::format(
+            "train.output_dir: '{}' already holds an earlier run ({}); continue it with "
+            "--resume, replace it with --set train.overwrite_output_dir=true, or choose "
+            "another directory",
+            dir, fmt::join(earlier, ", ")));
+      }
+      remove_earlier_run(dir);
+      say(fmt::format("train.overwrite_output_dir: removed {} from {}", fmt::join(earlier, ", "),
+                      dir));
+    }
+    fs::create_directories(dir);
   }
 
   void build_optimizer() {
@@ -168,6 +192,7 @@ class Run {
     std::optional<std::string> dir = latest_checkpoint(c_.train.output_dir);
     if (!dir) {
       say(fmt::format("resume: no checkpoint in {}; starting from step 0", c_.train.output_dir));
+      truncate_metrics_after(0);  // a run killed before its first checkpoint logged steps
       return;
     }
     nlohmann::json state = read_json_file(dir.value() + "/trainer_state.json");

@@ -41,6 +41,26 @@ std::vector<std::pair<int64_t, fs::path>> checkpoints(const fs::path& dir) {
 
 }  // namespace
 
+std::vector<std::string> earlier_run_files(const std::string& output_dir) {
+  std::vector<std::string> out;
+  if (!fs::is_directory(output_dir)) return out;
+  for (const auto& entry : fs::directory_iterator(output_dir)) {
+    const std::string name = entry.path().filename().string();
+    const bool checkpoint =
+        entry.is_directory() &&
+        (name.rfind(kPrefix, 0) == 0 || name.rfind(std::string(".tmp-") + kPrefix, 0) == 0);
+    if (checkpoint || name == "metrics.jsonl" || name == "final_metrics.json") out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void remove_earlier_run(const std::string& output_dir) {
+  for (const std::string& name : earlier_run_files(output_dir)) {
+    fs::remove_all(fs::path(output_dir) / name);
+  }
+}
+
 void write_json_file(const std::string& path, const nlohmann::json& j) {
   std::ofstream out(path);
   out << j.dump(2) << "\n";

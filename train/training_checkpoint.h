@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace heed::train {
 
@@ -20,6 +21,15 @@ std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_
 
 // The newest complete checkpoint directory in `output_dir`, if any.
 std::optional<std::string> latest_checkpoint(const std::string& output_dir);
+
+// What an earlier run left in `output_dir` that a new run would mix with its own: the
+// checkpoint directories (complete or not), metrics.jsonl and final_metrics.json. Names
+// relative to `output_dir`, sorted; empty when there is none.
+std::vector<std::string> earlier_run_files(const std::string& output_dir);
+
+// Deletes what earlier_run_files lists. The token caches and a vocabulary built there stay:
+// they depend on the data and the tokenizer, not on the run.
+void remove_earlier_run(const std::string& output_dir);
 
 void write_json_file(const std::string& path, const nlohmann::json& j);
 nlohmann::json read_json_file(const std::string& path);

@@ -141,6 +141,51 @@ TEST(EndToEnd, ResumeRefusesAChangedDataOrder) {
   EXPECT_NE(same.output.find("at step 50"), std::string::npos) << same.output;
 }
 
+TEST(EndToEnd, AFreshRunLeavesAnEarlierRunAloneUnlessToldToReplaceIt) {
+  // Without the check, a second run into this directory would append to metrics.jsonl, and
+  // the rotation keeping the two newest checkpoints (steps 40 and 50) would delete each of
+  // its own as soon as it was written.
+  const std::string out = fresh_dir("earlier_run");
+  const std::string short_run =
+      "--set train.max_steps=50 --set schedule.warmup_steps=5 --set checkpoint.every_steps=10 "
+      "--set logging.every_steps=1 ";
+  ASSERT_EQ(run_train(mlm_args(out, short_run)).exit_code, 0);
+  const std::string metrics_before = file_bytes(out + "/metrics.jsonl");
+
+  Outcome again = run_train(mlm_args(out, short_run + "--set train.max_steps=30"));
+  EXPECT_EQ(again.exit_code, 2) << again.output;
+  EXPECT_NE(again.output.find("train.output_dir: '" + out +
+                              "' already holds an earlier run (checkpoint-40, checkpoint-50, "
+                              "final_metrics.json, metrics.jsonl); continue it with --resume"),
+            std::string::npos)
+      << again.output;
+  EXPECT_EQ(file_bytes(out + "/metrics.jsonl"), metrics_before);
+  EXPECT_TRUE(fs::exists(fs::path(out) / "checkpoint-50"));
+
+  Outcome replaced = run_train(
+      mlm_args(out, short_run + "--set train.max_steps=30 --set train.overwrite_output_dir=true"));
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.output;
+  EXPECT_EQ(losses(out).size(), 30u);
+  EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint-50"));
+  EXPECT_TRUE(fs::exists(fs::path(out) / "checkpoint-30"));
+  EXPECT_TRUE(fs::exists(fs::path(out) / "vocab.txt"));  // built from the data, so it stays
+}
+
+TEST(EndToEnd, AResumeBeforeTheFirstCheckpointStartsTheMetricsOver) {
+  const std::string out = fresh_dir("killed_early");
+  const std::string short_run =
+      "--set train.max_steps=20 --set schedule.warmup_steps=5 --set checkpoint.every_steps=10 "
+      "--set logging.every_steps=1";
+  Outcome killed = run_train(mlm_args(out, short_run), "HEED_FAULT_AFTER_STEP=7:KILL");
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.output;
+  EXPECT_EQ(losses(out).size(), 7u);
+  Outcome resumed = run_train(mlm_args(out, short_run + " --resume"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  auto l = losses(out);
+  ASSERT_EQ(l.size(), 20u);
+  for (size_t i = 0; i < l.size(); ++i) EXPECT_EQ(l[i].first, static_cast<int64_t>(i + 1));
+}
+
 TEST(EndToEnd, SigtermSavesACheckpointAndExitsCleanly) {
   const std::string out = fresh_dir("sigterm");
   Outcome o = run_train(mlm_args(out), "HEED_FAULT_AFTER_STEP=13:TERM");
