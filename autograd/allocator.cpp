@@ -3,10 +3,13 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <new>
 #include <unordered_map>
 #include <vector>
+
+#include "autograd/error.h"
 
 namespace heed {
 namespace {
@@ -24,11 +27,31 @@ size_t size_class(size_t nbytes) {
   return (nbytes + step - 1) / step * step;
 }
 
+// A request whose class has no free block takes the smallest free block of a larger class up
+// to this many times its size. Batches grouped by length come in many sequence lengths; with
+// exact classes alone, the cache kept a step's worth of blocks for every length it had seen
+// (10 GB of RSS fine-tuning a 5M-parameter BERT on 512-token mail). With the fallback, a
+// shorter batch reuses the blocks of a longer one, and the cache stays near one long step.
+constexpr size_t kMaxReuseRatio = 2;
+
 struct Cache {
   std::mutex mutex;
-  std::unordered_map<size_t, std::vector<void*>> free_lists;
+  std::map<size_t, std::vector<void*>> free_lists;  // class size -> blocks, never empty
+  std::unordered_map<void*, size_t> block_sizes;    // each block handed out -> its class size
   AllocatorStats stats;
 };
+
+// The smallest cached block of at least `size` and at most kMaxReuseRatio times it, taken off
+// its free list; null if there is none. Holds the lock.
+void* take_cached(Cache& c, size_t size, size_t& block_size) {
+  auto it = c.free_lists.lower_bound(size);
+  if (it == c.free_lists.end() || it->first > size * kMaxReuseRatio) return nullptr;
+  void* ptr = it->second.back();
+  block_size = it->first;
+  it->second.pop_back();
+  if (it->second.empty()) c.free_lists.erase(it);
+  return ptr;
+}
 
 Cache& cache() {
   // Never destroyed: tensors with static lifetime may free their blocks after main returns.
@@ -47,30 +70,36 @@ void* os_allocate(size_t size) {
 }  // namespace
 
 void* allocate_block(size_t nbytes) {
-  size_t size = size_class(nbytes);
+  const size_t size = size_class(nbytes);
   Cache& c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.free_lists.find(size);
-    if (it != c.free_lists.end() && !it->second.empty()) {
-      void* ptr = it->second.back();
-      it->second.pop_back();
-      c.stats.cached_bytes -= size;
-      c.stats.allocated_bytes += size;
+    size_t block_size = 0;
+    if (void* ptr = take_cached(c, size, block_size)) {
+      c.block_sizes.emplace(ptr, block_size);
+      c.stats.cached_bytes -= block_size;
+      c.stats.allocated_bytes += block_size;
       c.stats.cache_hits++;
       return ptr;
     }
-    c.stats.allocated_bytes += size;
-    c.stats.os_allocations++;
   }
-  return os_allocate(size);
+  void* ptr = os_allocate(size);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.block_sizes.emplace(ptr, size);
+  c.stats.allocated_bytes += size;
+  c.stats.os_allocations++;
+  return ptr;
 }
 
 void free_block(void* ptr, size_t nbytes) {
   if (ptr == nullptr) return;
-  size_t size = size_class(nbytes);
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.block_sizes.find(ptr);
+  HEED_CHECK(it != c.block_sizes.end() && it->second >= size_class(nbytes),
+             "free_block: no block of {} bytes was allocated at {}", nbytes, ptr);
+  const size_t size = it->second;
+  c.block_sizes.erase(it);
   c.free_lists[size].push_back(ptr);
   c.stats.allocated_bytes -= size;
   c.stats.cached_bytes += size;

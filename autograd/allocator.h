@@ -1,7 +1,8 @@
 #pragma once
 // A caching allocator for tensor memory. Touching freshly mapped pages is expensive on
 // these machines (~10 us a page), so blocks a step frees go onto free lists by size class
-// and the next step reuses them instead of returning them to the OS. Blocks of 2 MiB and
+// and the next step reuses them instead of returning them to the OS; a request with no free
+// block of its class takes one of a larger class, up to twice its size. Blocks of 2 MiB and
 // more are aligned to huge pages and advised MADV_HUGEPAGE, which faults in far faster.
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +18,7 @@ struct AllocatorStats {
 
 // Every block is at least 64-byte aligned (a cache line, and an AVX-512 vector).
 void* allocate_block(size_t nbytes);
-void free_block(void* ptr, size_t nbytes);
+void free_block(void* ptr, size_t nbytes);  // nbytes: what allocate_block was asked for
 // Returns every cached block to the OS.
 void empty_cache();
 AllocatorStats allocator_stats();

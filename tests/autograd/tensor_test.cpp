@@ -31,6 +31,27 @@ TEST(Tensor, FreedBlocksAreReused) {
   EXPECT_GE(after.cache_hits - before.cache_hits, 9u);
 }
 
+TEST(Tensor, AFreedLargerBlockServesASmallerRequestUpToTwiceItsSize) {
+  // Sizes no other test uses, so that no cached block of theirs answers instead. The pages
+  // are never touched, so these cost address space only.
+  const size_t big = size_t{1200} << 20, smaller = size_t{900} << 20, tiny = size_t{500} << 20;
+  void* block = allocate_block(big);
+  free_block(block, big);
+  const auto before = allocator_stats();
+  void* reused = allocate_block(smaller);
+  EXPECT_EQ(reused, block);
+  void* fresh = allocate_block(tiny);  // under half of the cached block's size: not reused
+  EXPECT_NE(fresh, block);
+  const auto during = allocator_stats();
+  EXPECT_EQ(during.cache_hits - before.cache_hits, 1u);
+  EXPECT_EQ(during.os_allocations - before.os_allocations, 1u);
+  free_block(reused, smaller);  // back onto the list of its own, larger class
+  free_block(fresh, tiny);
+  EXPECT_EQ(allocate_block(big), block);
+  free_block(block, big);
+  EXPECT_EQ(allocator_stats().allocated_bytes, before.allocated_bytes);
+}
+
 TEST(Tensor, ViewsShareStorage) {
   Tensor t = arange(0, 12, DType::f32).reshape({3, 4});
   Tensor tr = t.transpose(0, 1);
