@@ -149,7 +149,9 @@ class Run {
             "another directory",
             dir, fmt::join(earlier, ", ")));
       }
-      remove_earlier_run(dir);
+      // The token caches and a vocabulary built there stay: they depend on the data and the
+      // tokenizer, not on the run.
+      for (const std::string& name : earlier) fs::remove_all(fs::path(dir) / name);
       say(fmt::format("train.overwrite_output_dir: removed {} from {}", fmt::join(earlier, ", "),
                       dir));
     }

@@ -55,12 +55,6 @@ std::vector<std::string> earlier_run_files(const std::string& output_dir) {
   return out;
 }
 
-void remove_earlier_run(const std::string& output_dir) {
-  for (const std::string& name : earlier_run_files(output_dir)) {
-    fs::remove_all(fs::path(output_dir) / name);
-  }
-}
-
 void write_json_file(const std::string& path, const nlohmann::json& j) {
   std::ofstream out(path);
   out << j.dump(2) << "\n";

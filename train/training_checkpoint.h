@@ -27,10 +27,6 @@ std::optional<std::string> latest_checkpoint(const std::string& output_dir);
 // relative to `output_dir`, sorted; empty when there is none.
 std::vector<std::string> earlier_run_files(const std::string& output_dir);
 
-// Deletes what earlier_run_files lists. The token caches and a vocabulary built there stay:
-// they depend on the data and the tokenizer, not on the run.
-void remove_earlier_run(const std::string& output_dir);
-
 void write_json_file(const std::string& path, const nlohmann::json& j);
 nlohmann::json read_json_file(const std::string& path);
 
