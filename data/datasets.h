@@ -2,6 +2,7 @@
 // Datasets: indexable collections of Examples, one kind per task. Text files are read and
 // tokenized once at construction; token streams come from a memory-mapped TokenCache.
 // get() is const and thread-safe, so a loader may call it from its prefetch thread.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -96,6 +97,21 @@ class TokenClassificationDataset : public Dataset {
  private:
   std::vector<Example> examples_;
   LabelNames labels_;
+};
+
+// The first `count` examples of another dataset (all of them if it has fewer), in file order
+// as Hugging Face's max_train_samples takes them: a training set cut down to fewer labels. A
+// random sample only if the file is in random order (the prepared datasets/ files are).
+class FirstExamples : public Dataset {
+ public:
+  FirstExamples(std::shared_ptr<const Dataset> all, size_t count)
+      : all_(std::move(all)), count_(std::min(count, all_->size())) {}
+  size_t size() const override { return count_; }
+  Example get(size_t index) const override { return all_->get(index); }
+
+ private:
+  std::shared_ptr<const Dataset> all_;
+  size_t count_;
 };
 
 // Text -> ids, as a seq2seq side needs them (e.g. a CharTokenizer's encode, or a WordPiece

@@ -91,6 +91,9 @@ struct DataConfig {
   std::optional<std::vector<std::string>> labels;
   int64_t max_source_length = 128;  // seq2seq
   int64_t max_target_length = 128;  // seq2seq
+  // Train on the first N examples of data.train only (Hugging Face's max_train_samples): a
+  // smaller labelled set, e.g. to measure what pretraining is worth when labels are few.
+  std::optional<int64_t> max_train_samples;
   bool shuffle = true;
   bool group_by_length = false;  // training batches of similar lengths (data::LoaderOptions)
   int64_t prefetch = 1;          // batches collated ahead on a background thread; 0 = none

@@ -184,6 +184,7 @@ void visit_config(V& v, C& c) {
     v.field("labels", d.labels);
     v.field("max_source_length", d.max_source_length);
     v.field("max_target_length", d.max_target_length);
+    v.field("max_train_samples", d.max_train_samples);
     v.field("shuffle", d.shuffle);
     v.field("group_by_length", d.group_by_length);
     v.field("prefetch", d.prefetch);

@@ -226,6 +226,7 @@ void check_data(Checker& c, const RunConfig& config) {
             "model.num_labels", "{} does not match the {} names of data.labels",
             num_labels.value_or(0), d.labels->size());
   }
+  c.at_least("data.max_train_samples", d.max_train_samples, 1);
   c.at_least("data.prefetch", d.prefetch, 0);
 }
 

@@ -187,7 +187,15 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
       }
     }
     HEED_CHECK(ds->size() > 0, "data.{}: {} holds no examples", split, *path);
-    log(fmt::format("{}: {} examples from {}", split, ds->size(), *path));
+    if (split == "train" && c.data.max_train_samples) {
+      const size_t all = ds->size();
+      ds =
+          std::make_shared<data::FirstExamples>(ds, static_cast<size_t>(*c.data.max_train_samples));
+      log(fmt::format("train: the first {} of {} examples from {} (data.max_train_samples)",
+                      ds->size(), all, *path));
+    } else {
+      log(fmt::format("{}: {} examples from {}", split, ds->size(), *path));
+    }
     *targets[i] = ds;
   }
   d.labels = labels;

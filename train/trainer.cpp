@@ -187,7 +187,8 @@ class Run {
             {"train.grad_accum_steps", c_.train.grad_accum_steps},
             {"train.seed", c_.train.seed},
             {"data.shuffle", c_.data.shuffle},
-            {"data.group_by_length", c_.data.group_by_length}};
+            {"data.group_by_length", c_.data.group_by_length},
+            {"data.max_train_samples", c_.data.max_train_samples.value_or(0)}};
   }
 
   void resume() {

@@ -82,6 +82,20 @@ TEST(TextClassification, MalformedLinesNameFileAndLine) {
             std::string::npos);
 }
 
+TEST(FirstExamples, KeepsTheHeadOfTheFileInItsOrder) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  auto all = std::make_shared<TextClassificationDataset>(
+      dir.write("train.tsv", "spam\tthe quick fox\nham\tlazy dog\nham\tthe dog\n"), tok, 16);
+  FirstExamples two(all, 2);
+  ASSERT_EQ(two.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(two.get(i).input_ids, all->get(i).input_ids);
+    EXPECT_EQ(two.get(i).label, all->get(i).label);
+  }
+  EXPECT_EQ(FirstExamples(all, 10).size(), 3u);  // more than there are: all of them
+}
+
 TEST(TokenClassification, TagNamesAreTheSortedUnionOfEverySplit) {
   ScratchDir dir;
   std::string train = dir.write("train.conll", "The\tAT\ndog\tNN\n\nA\tAT\ncat\tNN\n");

@@ -379,6 +379,8 @@ TEST_F(Config, ImpossibleValues) {
        "window is cut at its end)"},
       {{"  max_seq_length: 64", "  max_seq_length: 64\n  shuffle: false\n  group_by_length: true"},
        "18: data.group_by_length: needs data.shuffle (it groups the shuffled order)"},
+      {{"  max_seq_length: 64", "  max_seq_length: 64\n  max_train_samples: 0"},
+       "17: data.max_train_samples: must be at least 1, got 0"},
       {{"  lr: 5.0e-4", "  lr: -1e-3"}, "18: optim.lr: must be > 0, got -0.001"},
       {{"  hidden_size: 64", "  hidden_size: 64\n  hidden_dropout_prob: 1.0"},
        "5: model.hidden_dropout_prob: must be in [0, 1), got 1"},

@@ -135,6 +135,13 @@ TEST(EndToEnd, ResumeRefusesAChangedDataOrder) {
   EXPECT_EQ(changed.exit_code, 2) << changed.output;
   EXPECT_NE(changed.output.find("train.batch_size: is 4 but was"), std::string::npos)
       << changed.output;
+  // A smaller training set is another order too (the first run had the whole file: 0).
+  Outcome fewer = run_train(mlm_args(out,
+                                     "--set train.max_steps=60 --set schedule.warmup_steps=5 "
+                                     "--resume --set data.max_train_samples=20"));
+  EXPECT_EQ(fewer.exit_code, 2) << fewer.output;
+  EXPECT_NE(fewer.output.find("data.max_train_samples: is 20 but was 0"), std::string::npos)
+      << fewer.output;
   Outcome same =
       run_train(mlm_args(out, "--set train.max_steps=60 --set schedule.warmup_steps=5 --resume"));
   EXPECT_EQ(same.exit_code, 0) << same.output;
