@@ -6,10 +6,12 @@ split so the README can compare like with like. Words are lower-cased runs of le
 digits (plus $, ! and %); Laplace smoothing `alpha`; words unseen in training are skipped.
 
     /usr/bin/python3 scripts/naive_bayes_spam.py [--data datasets/spam] [--alpha 0.1]
-        [--max-words 0]
+        [--max-words 0] [--max-train-samples 0]
 
 prints accuracy and spam F1 on validation and test. --max-words N reads only a message's
 first N words (0: all), as the transformer reads only its first max_seq_length pieces.
+--max-train-samples N learns from the first N training messages only (0: all), as the
+train config's data.max_train_samples does.
 Pure standard library, so it needs nothing from pip.
 """
 import argparse
@@ -74,8 +76,12 @@ def main():
     parser.add_argument("--data", default="datasets/spam")
     parser.add_argument("--alpha", type=float, default=0.1)
     parser.add_argument("--max-words", type=int, default=0)
+    parser.add_argument("--max-train-samples", type=int, default=0)
     args = parser.parse_args()
-    model = NaiveBayes(load(f"{args.data}/train.tsv"), args.alpha, args.max_words)
+    train = load(f"{args.data}/train.tsv")
+    if args.max_train_samples:
+        train = train[: args.max_train_samples]
+    model = NaiveBayes(train, args.alpha, args.max_words)
     for split in ("valid", "test"):
         accuracy, spam_f1 = scores(model, load(f"{args.data}/{split}.tsv"))
         print(f"{split}: accuracy {100 * accuracy:.2f}% spam F1 {spam_f1:.3f}")
