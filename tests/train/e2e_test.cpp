@@ -140,6 +140,7 @@ TEST(EndToEnd, ResumeRefusesAChangedDataOrder) {
                                      "--set train.max_steps=60 --set schedule.warmup_steps=5 "
                                      "--resume --set data.max_train_samples=20"));
   EXPECT_EQ(fewer.exit_code, 2) << fewer.output;
+  EXPECT_NE(fewer.output.find("train: the first 20 of"), std::string::npos) << fewer.output;
   EXPECT_NE(fewer.output.find("data.max_train_samples: is 20 but was 0"), std::string::npos)
       << fewer.output;
   Outcome same =
