@@ -222,6 +222,9 @@ void visit_config(V& v, C& c) {
     v.field("max_batches", c.eval.max_batches);
     v.field("batch_size", c.eval.batch_size);
     v.field("decode", c.eval.decode);
+    v.field("load_best_model_at_end", c.eval.load_best_model_at_end);
+    v.field("metric_for_best_model", c.eval.metric_for_best_model);
+    v.field("greater_is_better", c.eval.greater_is_better);
   });
   v.section("checkpoint", [&] {
     v.field("every_steps", c.checkpoint.every_steps);

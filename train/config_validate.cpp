@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 
+#include "train/best_model.h"
 #include "train/config_origins.h"
 #include "train/config_schema.h"
 #include "train/did_you_mean.h"
@@ -265,6 +266,34 @@ void check_training(Checker& c, const RunConfig& config) {
   c.at_least("generation.max_new_tokens", config.generation.max_new_tokens, 1);
 }
 
+// Per-class metrics of a classifier whose labels come from the training file are checked
+// when the trainer has read it; the rest here.
+void check_best_model(Checker& c, const RunConfig& config) {
+  const EvalConfig& e = config.eval;
+  if (!e.load_best_model_at_end) {
+    for (const auto& [key, set] :
+         {std::pair{"eval.metric_for_best_model", e.metric_for_best_model.has_value()},
+          std::pair{"eval.greater_is_better", e.greater_is_better.has_value()}}) {
+      c.check(!set, key, "has no effect without eval.load_best_model_at_end: true");
+    }
+    return;
+  }
+  c.check(config.data.valid.has_value(), "eval.load_best_model_at_end",
+          "needs data.valid, whose evaluations it chooses among");
+  c.check(e.every_steps > 0, "eval.load_best_model_at_end",
+          "needs eval.every_steps > 0: without evaluations during training there is nothing to "
+          "choose among");
+  const std::string metric = best_model_metric(e.metric_for_best_model);
+  const bool labels_unknown = config.task == Task::kClassification && !config.data.labels;
+  const bool per_class = metric.ends_with("_precision") || metric.ends_with("_recall") ||
+                         (metric.ends_with("_f1") && metric != "macro_f1");
+  if (labels_unknown && per_class) return;
+  c.one_of("eval.metric_for_best_model", metric,
+           evaluation_metric_names(
+               config.task, config.data.labels.value_or(std::vector<std::string>{}), e.decode),
+           "metric");
+}
+
 // Last: the cheap checks above should not wait on the file system.
 void check_files(Checker& c, const RunConfig& config) {
   c.file_exists("data.train", config.data.train);
@@ -284,6 +313,7 @@ void validate(const RunConfig& config, const Origins& origins) {
   check_tokenizer(c, config);
   check_data(c, config);
   check_training(c, config);
+  check_best_model(c, config);
   check_files(c, config);
 }
 

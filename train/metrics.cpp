@@ -36,6 +36,15 @@ void MetricAccumulator::add(double mean_loss, int64_t targets, const Tensor& log
   }
 }
 
+std::vector<std::string> MetricAccumulator::metric_names() const {
+  std::vector<std::string> names{"loss", "perplexity", "accuracy"};
+  for (const std::string& c : class_names_) {
+    for (const char* suffix : {"_precision", "_recall", "_f1"}) names.push_back(c + suffix);
+  }
+  if (!class_names_.empty()) names.push_back("macro_f1");
+  return names;
+}
+
 std::map<std::string, double> MetricAccumulator::results() const {
   std::map<std::string, double> r;
   if (targets_ > 0) {

@@ -22,6 +22,8 @@ class MetricAccumulator {
 
   // loss, perplexity, accuracy, and for classes: <name>_precision/_recall/_f1, macro_f1.
   std::map<std::string, double> results() const;
+  // Every name results() can report (an evaluation with no counted target reports fewer).
+  std::vector<std::string> metric_names() const;
   int64_t targets() const { return targets_; }
 
  private:

@@ -26,6 +26,9 @@ class SequenceErrorAccumulator {
   // token_error_rate: the summed edit distances to the closest references over the summed
   // lengths of those references.
   std::map<std::string, double> results() const;
+  static std::vector<std::string> metric_names() {
+    return {"sequence_error_rate", "token_error_rate"};
+  }
   int64_t sources() const { return sources_; }
 
  private:

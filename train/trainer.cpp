@@ -20,6 +20,8 @@
 #include "optim/schedule.h"
 #include "optim/sgd.h"
 #include "train/batch_tensors.h"
+#include "train/best_model.h"
+#include "train/did_you_mean.h"
 #include "train/metrics.h"
 #include "train/predictions.h"
 #include "train/seq2seq_eval.h"
@@ -112,6 +114,7 @@ class Run {
     const auto log = [this](const std::string& line) { say(line); };
     data_ = build_task_data(c_, log);
     model_ = build_model(c_, data_, log);
+    if (c_.eval.load_best_model_at_end) track_best_model();
     build_optimizer();
     loader_ = std::make_unique<data::Loader>(
         data_.train, data_.collate,
@@ -156,6 +159,22 @@ class Run {
                       dir));
     }
     fs::create_directories(dir);
+  }
+
+  // The metric is checked against this run's evaluation here because a classifier's per-class
+  // names are known only once its training file has been read.
+  void track_best_model() {
+    const std::string metric = best_model_metric(c_.eval.metric_for_best_model);
+    const std::vector<std::string> names =
+        evaluation_metric_names(c_.task, data_.labels, c_.eval.decode);
+    if (!std::ranges::count(names, metric)) {
+      const std::optional<std::string> suggestion = did_you_mean(metric, names);
+      throw ConfigError(
+          fmt::format("eval.metric_for_best_model: unknown metric '{}' ({})", metric,
+                      suggestion ? fmt::format("did you mean '{}'?", *suggestion)
+                                 : fmt::format("expected one of {}", fmt::join(names, ", "))));
+    }
+    best_.emplace(metric, c_.eval.greater_is_better.value_or(greater_is_better_by_default(metric)));
   }
 
   void build_optimizer() {
@@ -209,6 +228,14 @@ class Run {
               key, now.at(key).dump(), saved.dump(), dir.value()));
         }
       }
+    }
+    if (best_ && state.contains("best_model")) {
+      best_->load_state(state.at("best_model"), *dir);
+    } else if (best_) {
+      say(
+          fmt::format("eval.load_best_model_at_end: {} holds no best model (its run did not "
+                      "choose one); choosing among the evaluations after step {}",
+                      *dir, state.at("step").get<int64_t>()));
     }
     nn::load_weights(*model_, nn::SafetensorsFile(dir.value() + "/model.safetensors"));
     optimizer_->load_state(dir.value() + "/optimizer.safetensors");
@@ -282,11 +309,16 @@ class Run {
     return results;
   }
 
-  void evaluate_and_log(const std::string& name, const std::shared_ptr<const data::Dataset>& split,
-                        TrainerResult* result) {
+  std::map<std::string, double> evaluate_and_log(const std::string& name,
+                                                 const std::shared_ptr<const data::Dataset>& split,
+                                                 TrainerResult* result) {
     std::map<std::string, double> m = evaluate(split);
     nlohmann::json j = {{"step", step_}, {"split", name}};
     std::string line = fmt::format("eval {} at step {}:", name, step_);
+    if (loaded_step_) {  // the best model, loaded at the end
+      j["model_step"] = *loaded_step_;
+      line = fmt::format("eval {} at step {} (the model of step {}):", name, step_, *loaded_step_);
+    }
     for (auto& [k, v] : m) {
       j[k] = v;
       line += fmt::format(" {} {:.4f}", k, v);
@@ -294,6 +326,7 @@ class Run {
     record(j);
     say(line);
     if (result) result->final_metrics[name] = m;
+    return m;
   }
 
   std::string save_checkpoint() {
@@ -307,14 +340,21 @@ class Run {
                             {"dropout_rng", {{"seed", rng.seed}, {"offset", rng.offset}}},
                             {"data_order", data_order()},
                             {"task", std::string(to_string(c_.task))}};
-    std::string path = write_checkpoint(c_.train.output_dir, step_, c_.checkpoint.keep_last,
-                                        [&](const std::string& dir) {
-                                          nn::save_pretrained(*model_, dir);
-                                          save_tokenizer(c_, data_, dir);
-                                          optimizer_->save_state(dir + "/optimizer.safetensors");
-                                          write_json_file(dir + "/trainer_state.json", state);
-                                          std::ofstream(dir + "/run_config.yaml") << to_yaml(c_);
-                                        });
+    std::optional<int64_t> best_step;
+    if (best_) {
+      state["best_model"] = best_->state();
+      if (best_->has_value()) best_step = best_->step();
+    }
+    std::string path = write_checkpoint(
+        c_.train.output_dir, step_, c_.checkpoint.keep_last,
+        [&](const std::string& dir) {
+          nn::save_pretrained(*model_, dir);
+          save_tokenizer(c_, data_, dir);
+          optimizer_->save_state(dir + "/optimizer.safetensors");
+          write_json_file(dir + "/trainer_state.json", state);
+          std::ofstream(dir + "/run_config.yaml") << to_yaml(c_);
+        },
+        best_step);
     say(fmt::format("saved {}", path));
     return path;
   }
@@ -442,30 +482,51 @@ class Run {
         interval_tokens = 0;
         interval_start = Clock::now();
       }
-      if (c_.eval.every_steps > 0 && step_ % c_.eval.every_steps == 0 && data_.valid &&
-          step_ < c_.train.max_steps) {
-        evaluate_and_log("valid", data_.valid, nullptr);
+      const bool last = step_ == c_.train.max_steps;
+      // The final evaluation comes after the loop, except that the best model's choice judges
+      // the last step too, before its checkpoint records the best.
+      const bool due = c_.eval.every_steps > 0 && step_ % c_.eval.every_steps == 0;
+      bool new_best = false;
+      if (data_.valid && ((due && !last) || (best_ && last))) {
+        std::map<std::string, double> m = evaluate_and_log("valid", data_.valid, nullptr);
+        if (best_ && best_->consider(m, step_)) {
+          new_best = true;
+          say(fmt::format("best so far by valid {}: {:.6g} at step {}", best_->metric(),
+                          best_->value(), step_));
+        }
+        if (last) last_valid_ = std::move(m);
       }
       const bool periodic = c_.checkpoint.every_steps > 0 && step_ % c_.checkpoint.every_steps == 0;
-      if (periodic || step_ == c_.train.max_steps) result.last_checkpoint = save_checkpoint();
+      const bool saved = periodic || last || new_best;
+      if (saved) result.last_checkpoint = save_checkpoint();
       inject_fault();
       if (g_stop_signal != 0) {
         say(fmt::format("received signal {}: saving a checkpoint at step {} and stopping",
                         g_stop_signal.load(), step_));
-        if (!periodic && step_ != c_.train.max_steps) result.last_checkpoint = save_checkpoint();
+        if (!saved) result.last_checkpoint = save_checkpoint();
         result.steps = step_;
         return result;
       }
     }
     result.steps = step_;
+    std::string model_checkpoint = result.last_checkpoint;
+    if (best_) model_checkpoint = load_best_model(model_checkpoint);
     if (c_.train.eval_at_end) {
-      if (data_.valid) evaluate_and_log("valid", data_.valid, &result);
+      if (data_.valid && !loaded_step_ && last_valid_) {
+        result.final_metrics["valid"] = *last_valid_;  // evaluated in the loop, and logged
+      } else if (data_.valid) {
+        evaluate_and_log("valid", data_.valid, &result);
+      }
       if (data_.test) evaluate_and_log("test", data_.test, &result);
     }
     nlohmann::json final_json = {{"step", step_},
                                  {"tokens_seen", tokens_seen_},
                                  {"elapsed_seconds", elapsed()},
-                                 {"checkpoint", result.last_checkpoint}};
+                                 {"checkpoint", model_checkpoint}};
+    if (best_) {
+      final_json.update(best_->state());
+      final_json["best_model_checkpoint"] = model_checkpoint;
+    }
     for (auto& [split, m] : result.final_metrics) final_json[split] = m;
     write_json_file((fs::path(c_.train.output_dir) / "final_metrics.json").string(), final_json);
     if (c_.task == Task::kMlm && data_.valid && data_.wordpiece) {
@@ -485,8 +546,24 @@ class Run {
       say(seq2seq_output_examples(data_.test ? *data_.test : *data_.valid, 6));
     }
     say(fmt::format("done: {} steps in {}; model in {}", step_, duration(elapsed()),
-                    result.last_checkpoint));
+                    model_checkpoint));
     return result;
+  }
+
+  // Loads the best checkpoint's weights unless the last step's are the best; returns the
+  // directory of the model now in memory (`result_checkpoint` when none was judged).
+  std::string load_best_model(const std::string& result_checkpoint) {
+    if (!best_->has_value()) return result_checkpoint;  // no evaluation judged (nothing was left)
+    const std::string dir = checkpoint_path(c_.train.output_dir, best_->step());
+    const std::string judged = fmt::format("valid {} {:.6g}", best_->metric(), best_->value());
+    if (best_->step() == step_) {
+      say(fmt::format("the best model is the last one ({})", judged));
+      return dir;
+    }
+    nn::load_weights(*model_, nn::SafetensorsFile(dir + "/model.safetensors"));
+    loaded_step_ = best_->step();
+    say(fmt::format("loaded the best model, {} ({}), for the final evaluation", dir, judged));
+    return dir;
   }
 
   RunConfig c_;
@@ -496,6 +573,9 @@ class Run {
   std::unique_ptr<optim::LRScheduler> scheduler_;
   std::unique_ptr<data::Loader> loader_;
   int64_t step_ = 0, first_step_ = 0, tokens_seen_ = 0;
+  std::optional<int64_t> loaded_step_;  // the best model's step, once loaded at the end
+  std::optional<BestModel> best_;
+  std::optional<std::map<std::string, double>> last_valid_;  // the last step's, when judged
   double elapsed_before_ = 0.0;
   Clock::time_point start_;
   bool bar_visible_ = false;

@@ -2,7 +2,8 @@
 // The training loop: gradient accumulation, clipping, the LR schedule, periodic evaluation,
 // logging (a progress bar on a terminal, plain lines elsewhere, metrics.jsonl), periodic and
 // final checkpoints, a stop on a non-finite loss, SIGINT/SIGTERM -> checkpoint and a clean
-// exit, and resuming that continues exactly as if the run had never stopped.
+// exit, resuming that continues exactly as if the run had never stopped, and (with
+// eval.load_best_model_at_end) keeping and finally loading the best validated checkpoint.
 #include <map>
 #include <memory>
 #include <string>

@@ -71,11 +71,16 @@ nlohmann::json read_json_file(const std::string& path) {
   }
 }
 
+std::string checkpoint_path(const std::string& output_dir, int64_t step) {
+  return (fs::path(output_dir) / (kPrefix + std::to_string(step))).string();
+}
+
 std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_t keep_last,
-                             const std::function<void(const std::string&)>& write_files) {
+                             const std::function<void(const std::string&)>& write_files,
+                             std::optional<int64_t> also_keep) {
   const fs::path dir(output_dir);
   fs::create_directories(dir);
-  const fs::path final_path = dir / (kPrefix + std::to_string(step));
+  const fs::path final_path = checkpoint_path(output_dir, step);
   const fs::path tmp = dir / (".tmp-" + std::string(kPrefix) + std::to_string(step));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
@@ -87,8 +92,9 @@ std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_
   fs::rename(tmp, final_path);
   fsync_path(dir);
   auto all = checkpoints(dir);
-  for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i)
-    fs::remove_all(all[i].second);
+  for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) {
+    if (all[i].first != also_keep) fs::remove_all(all[i].second);
+  }
   return final_path.string();
 }
 

@@ -15,9 +15,14 @@
 namespace heed::train {
 
 // Writes checkpoint-`step` in `output_dir` by calling `write_files(tmp_dir)`, then makes it
-// durable and visible; keeps the newest `keep_last` checkpoints. Returns its path.
+// durable and visible; keeps the newest `keep_last` checkpoints, and checkpoint-`also_keep`
+// (the best model's) besides them. Returns its path.
 std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_t keep_last,
-                             const std::function<void(const std::string&)>& write_files);
+                             const std::function<void(const std::string&)>& write_files,
+                             std::optional<int64_t> also_keep = std::nullopt);
+
+// output_dir/checkpoint-`step`.
+std::string checkpoint_path(const std::string& output_dir, int64_t step);
 
 // The newest complete checkpoint directory in `output_dir`, if any.
 std::optional<std::string> latest_checkpoint(const std::string& output_dir);

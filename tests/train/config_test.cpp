@@ -435,6 +435,61 @@ train: {max_steps: 10, output_dir: out}
             "2: model.encoder_attention_heads: 5 does not divide model.d_model 64");
 }
 
+TEST_F(Config, BestModelChoice) {
+  const std::string load_best = "  every_steps: 50\n  load_best_model_at_end: true";
+  EXPECT_EQ(error_in(base_with("  every_steps: 50",
+                               "  every_steps: 50\n  metric_for_best_model: "
+                               "accuracy")),
+            "29: eval.metric_for_best_model: has no effect without "
+            "eval.load_best_model_at_end: true");
+  EXPECT_EQ(
+      error_in(base_with("  every_steps: 50", "  every_steps: 50\n  greater_is_better: true")),
+      "29: eval.greater_is_better: has no effect without eval.load_best_model_at_end: true");
+  EXPECT_EQ(error_in(base_with("  every_steps: 50",
+                               "  every_steps: 0\n  load_best_model_at_end: "
+                               "true")),
+            "29: eval.load_best_model_at_end: needs eval.every_steps > 0: without evaluations "
+            "during training there is nothing to choose among");
+  std::string without_valid = base_with("  valid: {DIR}/valid.txt\n", "");
+  without_valid.replace(without_valid.find("  every_steps: 50"), 17,
+                        "  every_steps: 0\n  load_best_model_at_end: true");
+  EXPECT_EQ(error_in(without_valid),
+            "28: eval.load_best_model_at_end: needs data.valid, whose evaluations it chooses "
+            "among");
+  EXPECT_EQ(error_in(base_with("  every_steps: 50", load_best + "\n  metric_for_best_model: "
+                                                                "acuracy")),
+            "30: eval.metric_for_best_model: unknown metric 'acuracy' (did you mean "
+            "'accuracy'?)");
+  EXPECT_EQ(error_in(base_with("  every_steps: 50",
+                               load_best + "\n  metric_for_best_model: token_error_rate")),
+            "30: eval.metric_for_best_model: unknown metric 'token_error_rate' (expected one of "
+            "loss, perplexity, accuracy)");
+
+  // Hugging Face's "eval_" prefix is accepted; the metric and direction load as written.
+  const RunConfig c = load_run_config(write(base_with(
+      "  every_steps: 50",
+      load_best + "\n  metric_for_best_model: eval_accuracy\n  greater_is_better: false")));
+  EXPECT_TRUE(c.eval.load_best_model_at_end);
+  EXPECT_EQ(c.eval.metric_for_best_model, "eval_accuracy");
+  EXPECT_EQ(c.eval.greater_is_better, false);
+  // A classifier's per-class names wait for its labels when the config does not list them...
+  const std::string classification =
+      "task: classification\nmodel: {arch: bert, hidden_size: 64, num_attention_heads: 4}\n"
+      "tokenizer: {vocab: {DIR}/vocab.txt}\n"
+      "data: {train: {DIR}/train.txt, valid: {DIR}/valid.txt}\n"
+      "train: {max_steps: 10, output_dir: out}\n"
+      "eval: {every_steps: 5, load_best_model_at_end: true, metric_for_best_model: spam_f1";
+  EXPECT_EQ(error_of(write(classification + "}\n")), "");
+  // ...and are checked here when it does.
+  EXPECT_EQ(
+      error_of(write(replace_all(classification, "valid.txt}", "valid.txt, labels: [ham, spam]}") +
+                     ", greater_is_better: true}\n")),
+      "");
+  EXPECT_EQ(error_in(replace_all(classification, "valid.txt}", "valid.txt, labels: [ham, spma]}") +
+                     "}\n"),
+            "6: eval.metric_for_best_model: unknown metric 'spam_f1' (did you mean 'spma_f1'?)");
+}
+
 TEST_F(Config, UnknownNames) {
   EXPECT_EQ(error_in(base_with("task: mlm", "task: mlmm")),
             "1: task: unknown task 'mlmm' (did you mean 'mlm'?)");

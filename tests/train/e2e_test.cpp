@@ -219,6 +219,116 @@ TEST(EndToEnd, ClassifierFineTunesFromTheMlmCheckpoint) {
 
 namespace {
 
+// The evaluation records of `split` in metrics.jsonl, in order.
+std::vector<nlohmann::json> evaluations(const std::string& dir, const std::string& split) {
+  std::ifstream in(dir + "/metrics.jsonl");
+  std::vector<nlohmann::json> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (j.value("split", "") == split) out.push_back(j);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(EndToEnd, LoadBestModelAtEndEvaluatesTheBestCheckpoint) {
+  // Judged by the highest validation loss, the best model is an early one (the loss falls),
+  // so the end must load an earlier checkpoint that the rotation (keep_last 2) kept.
+  const std::string out = fresh_dir("best_model");
+  Outcome o = run_train(mlm_args(out,
+                                 "--set eval.every_steps=25 --set eval.load_best_model_at_end=true "
+                                 "--set eval.metric_for_best_model=eval_loss "
+                                 "--set eval.greater_is_better=true"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const std::vector<nlohmann::json> valid = evaluations(out, "valid");
+  // Steps 25..200 in the loop (200 judged too), then the best model's final evaluation.
+  ASSERT_EQ(valid.size(), 9u) << o.output;
+  int64_t best_step = 0;
+  double best_loss = -1;
+  for (size_t i = 0; i + 1 < valid.size(); ++i) {
+    EXPECT_EQ(valid[i]["step"], 25 * static_cast<int64_t>(i + 1));
+    EXPECT_FALSE(valid[i].contains("model_step"));
+    if (valid[i]["loss"].get<double>() > best_loss) {
+      best_loss = valid[i]["loss"];
+      best_step = valid[i]["step"];
+    }
+  }
+  ASSERT_LT(best_step, 200) << "the valid loss never fell: the test shows nothing";
+  const std::string best_dir = out + "/checkpoint-" + std::to_string(best_step);
+  EXPECT_TRUE(fs::exists(best_dir + "/model.safetensors"));
+  EXPECT_TRUE(fs::exists(out + "/checkpoint-200"));
+  EXPECT_TRUE(fs::exists(out + "/checkpoint-150"));
+  EXPECT_FALSE(fs::exists(out + "/checkpoint-100") && best_step != 100);
+
+  // The final evaluation is of the loaded best model: the same numbers as at its step.
+  const nlohmann::json& final_valid = valid.back();
+  EXPECT_EQ(final_valid["step"], 200);
+  EXPECT_EQ(final_valid["model_step"], best_step);
+  EXPECT_EQ(final_valid["loss"], best_loss);
+  EXPECT_EQ(final_valid["accuracy"], valid[best_step / 25 - 1]["accuracy"]);
+  const std::vector<nlohmann::json> test = evaluations(out, "test");
+  ASSERT_EQ(test.size(), 1u);
+  EXPECT_EQ(test[0]["model_step"], best_step);
+
+  auto final_metrics = nlohmann::json::parse(file_bytes(out + "/final_metrics.json"));
+  EXPECT_EQ(final_metrics["step"], 200);
+  EXPECT_EQ(final_metrics["checkpoint"], best_dir);
+  EXPECT_EQ(final_metrics["best_model_checkpoint"], best_dir);
+  EXPECT_EQ(final_metrics["best_global_step"], best_step);
+  EXPECT_EQ(final_metrics["best_metric"], best_loss);
+  EXPECT_EQ(final_metrics["metric_for_best_model"], "loss");
+  EXPECT_EQ(final_metrics["valid"]["loss"], best_loss);
+  EXPECT_EQ(final_metrics["test"]["loss"], test[0]["loss"]);
+  EXPECT_NE(o.output.find("loaded the best model, " + best_dir), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("(the model of step " + std::to_string(best_step) + ")"),
+            std::string::npos);
+}
+
+TEST(EndToEnd, TheBestModelSurvivesAKillAndResume) {
+  // The best so far is part of a checkpoint: a run killed after a new best and resumed from an
+  // older checkpoint chooses, saves and loads what the uninterrupted run does.
+  const std::string whole = fresh_dir("best_whole"), resumed = fresh_dir("best_resumed");
+  const std::string args =
+      "--set eval.every_steps=20 --set eval.load_best_model_at_end=true "
+      "--set eval.metric_for_best_model=accuracy --set checkpoint.every_steps=30";
+  Outcome a = run_train(mlm_args(whole, args));
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  Outcome killed = run_train(mlm_args(resumed, args), "HEED_FAULT_AFTER_STEP=95:KILL");
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.output;
+  Outcome b = run_train(mlm_args(resumed, args + " --resume"));
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  auto fa = nlohmann::json::parse(file_bytes(whole + "/final_metrics.json"));
+  auto fb = nlohmann::json::parse(file_bytes(resumed + "/final_metrics.json"));
+  EXPECT_EQ(fa["best_global_step"], fb["best_global_step"]);
+  EXPECT_EQ(fa["best_metric"], fb["best_metric"]);
+  EXPECT_EQ(fa["valid"], fb["valid"]);
+  EXPECT_EQ(fa["test"], fb["test"]);
+  const std::string best = "/checkpoint-" + std::to_string(fa["best_global_step"].get<int64_t>());
+  EXPECT_EQ(file_bytes(whole + best + "/model.safetensors"),
+            file_bytes(resumed + best + "/model.safetensors"));
+  EXPECT_EQ(evaluations(whole, "valid"), evaluations(resumed, "valid"));
+}
+
+TEST(EndToEnd, APerClassMetricIsCheckedAgainstTheLabelsBeforeTraining) {
+  const std::string out = fresh_dir("best_metric_name");
+  Outcome o = run_train(
+      "--config configs/tiny/bert_classify.yaml --set init_from=null "
+      "--set tokenizer.vocab_size=200 --set train.output_dir=" +
+      out +
+      " --set eval.every_steps=10 --set eval.load_best_model_at_end=true "
+      "--set eval.metric_for_best_model=spma_f1");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("eval.metric_for_best_model: unknown metric 'spma_f1' (did you mean "
+                          "'spam_f1'?)"),
+            std::string::npos)
+      << o.output;
+  EXPECT_FALSE(fs::exists(out + "/metrics.jsonl"));
+}
+
+namespace {
+
 void expect_config_error(const std::string& yaml, const std::string& fragment) {
   const std::string dir = fresh_dir("bad_config");
   fs::create_directories(dir);

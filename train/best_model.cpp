@@ -1,0 +1,75 @@
+#include "train/best_model.h"
+
+#include "autograd/error.h"
+#include "train/metrics.h"
+#include "train/sequence_metrics.h"
+
+namespace heed::train {
+
+std::vector<std::string> evaluation_metric_names(Task task,
+                                                 const std::vector<std::string>& class_names,
+                                                 bool decode) {
+  std::vector<std::string> names =
+      MetricAccumulator(task == Task::kClassification ? class_names : std::vector<std::string>{})
+          .metric_names();
+  if (task == Task::kSeq2Seq && decode) {
+    for (const std::string& n : SequenceErrorAccumulator::metric_names()) names.push_back(n);
+  }
+  return names;
+}
+
+std::string best_model_metric(const std::optional<std::string>& configured) {
+  if (!configured) return "loss";
+  const std::string_view prefix = "eval_";
+  if (configured->starts_with(prefix)) return configured->substr(prefix.size());
+  return *configured;
+}
+
+bool greater_is_better_by_default(std::string_view metric) {
+  return !(metric.ends_with("loss") || metric == "perplexity" || metric.ends_with("error_rate"));
+}
+
+bool BestModel::consider(const std::map<std::string, double>& metrics, int64_t step) {
+  const auto it = metrics.find(metric_);
+  HEED_CHECK(it != metrics.end(),
+             "eval.metric_for_best_model: the evaluation at step {} did "
+             "not report '{}'",
+             step, metric_);
+  const double v = it->second;
+  const bool better = !value_ || (greater_is_better_ ? v > *value_ : v < *value_);
+  if (better) {
+    value_ = v;
+    step_ = step;
+  }
+  return better;
+}
+
+nlohmann::json BestModel::state() const {
+  nlohmann::json j = {{"metric_for_best_model", metric_},
+                      {"greater_is_better", greater_is_better_}};
+  if (value_) {
+    j["best_metric"] = *value_;
+    j["best_global_step"] = step_;
+  }
+  return j;
+}
+
+void BestModel::load_state(const nlohmann::json& state, const std::string& where) {
+  const std::string saved_metric = state.at("metric_for_best_model").get<std::string>();
+  const bool saved_greater = state.at("greater_is_better").get<bool>();
+  if (saved_metric != metric_ || saved_greater != greater_is_better_) {
+    throw ConfigError(fmt::format(
+        "eval.metric_for_best_model: is '{}' (greater_is_better: {}) but was '{}' ({}) in {}; "
+        "the best so far would be judged by another rule (start a new train.output_dir, or set "
+        "it back)",
+        metric_, greater_is_better_, saved_metric, saved_greater, where));
+  }
+  value_.reset();
+  step_ = 0;
+  if (state.contains("best_metric")) {
+    value_ = state.at("best_metric").get<double>();
+    step_ = state.at("best_global_step").get<int64_t>();
+  }
+}
+
+}  // namespace heed::train
