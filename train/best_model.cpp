@@ -32,9 +32,8 @@ bool greater_is_better_by_default(std::string_view metric) {
 bool BestModel::consider(const std::map<std::string, double>& metrics, int64_t step) {
   const auto it = metrics.find(metric_);
   HEED_CHECK(it != metrics.end(),
-             "eval.metric_for_best_model: the evaluation at step {} did "
-             "not report '{}'",
-             step, metric_);
+             "eval.metric_for_best_model: the evaluation at step {} did not report '{}'", step,
+             metric_);
   const double v = it->second;
   const bool better = !value_ || (greater_is_better_ ? v > *value_ : v < *value_);
   if (better) {
