@@ -46,10 +46,7 @@ class Checker {
   void one_of(std::string_view key, const std::string& value, const std::vector<std::string>& names,
               std::string_view what) {
     if (std::ranges::count(names, value)) return;
-    if (auto suggestion = did_you_mean(value, names)) {
-      check(false, key, "unknown {} '{}' (did you mean '{}'?)", what, value, *suggestion);
-    }
-    check(false, key, "unknown {} '{}' (expected one of {})", what, value, fmt::join(names, ", "));
+    check(false, key, "{}", unknown_name(what, value, names));
   }
   void divides(std::string_view heads_key, int64_t heads, std::string_view size_key, int64_t size) {
     check(size % heads == 0, heads_key, "{} does not divide {} {}", heads, size_key, size);

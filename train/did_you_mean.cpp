@@ -1,9 +1,21 @@
 #include "train/did_you_mean.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <vector>
 
 namespace heed::train {
+
+std::string unknown_name(std::string_view what, std::string_view word,
+                         std::span<const std::string> candidates) {
+  if (auto suggestion = did_you_mean(word, candidates)) {
+    return fmt::format("unknown {} '{}' (did you mean '{}'?)", what, word, *suggestion);
+  }
+  return fmt::format("unknown {} '{}' (expected one of {})", what, word,
+                     fmt::join(candidates, ", "));
+}
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   const size_t n = a.size(), m = b.size();

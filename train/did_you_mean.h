@@ -18,4 +18,8 @@ size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> did_you_mean(std::string_view word,
                                         std::span<const std::string> candidates);
 
+// "unknown WHAT 'word' (did you mean 'x'?)", or "(expected one of a, b, c)" with no close one.
+std::string unknown_name(std::string_view what, std::string_view word,
+                         std::span<const std::string> candidates);
+
 }  // namespace heed::train

@@ -168,11 +168,7 @@ class Run {
     const std::vector<std::string> names =
         evaluation_metric_names(c_.task, data_.labels, c_.eval.decode);
     if (!std::ranges::count(names, metric)) {
-      const std::optional<std::string> suggestion = did_you_mean(metric, names);
-      throw ConfigError(
-          fmt::format("eval.metric_for_best_model: unknown metric '{}' ({})", metric,
-                      suggestion ? fmt::format("did you mean '{}'?", *suggestion)
-                                 : fmt::format("expected one of {}", fmt::join(names, ", "))));
+      throw ConfigError("eval.metric_for_best_model: " + unknown_name("metric", metric, names));
     }
     best_.emplace(metric, c_.eval.greater_is_better.value_or(greater_is_better_by_default(metric)));
   }
