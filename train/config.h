@@ -4,6 +4,8 @@
 // Every key, its default and its meaning: configs/README.md.
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -156,6 +158,24 @@ struct GenerationConfig {  // seq2seq evaluation
   int64_t max_new_tokens = 64;
 };
 
+// Where each key of a config came from, so that any check can name the place: the file and
+// line of the key, or the `--set` override that set it (or a section above it).
+struct Origins {
+  std::string file;
+  std::map<std::string, std::string, std::less<>> of_key;  // dotted key -> "file:7" or "--set k=v"
+
+  // Where `key` was set; for an absent key, where its nearest enclosing section was; for
+  // none, the file's first line.
+  std::string where(std::string_view key) const {
+    while (true) {
+      if (auto it = of_key.find(key); it != of_key.end()) return it->second;
+      const size_t dot = key.rfind('.');
+      if (dot == std::string_view::npos) return file + ":1";
+      key = key.substr(0, dot);
+    }
+  }
+};
+
 struct RunConfig {
   Task task = Task::kMlm;  // required
   ModelConfig model;
@@ -169,6 +189,9 @@ struct RunConfig {
   CheckpointConfig checkpoint;
   LoggingConfig logging;
   GenerationConfig generation;
+  // Where each key was set: checks that wait for the data (a classifier's label names) name
+  // the place as the loading checks do.
+  Origins origins;
 };
 
 // Reads `path`, applies the overrides in order ("optim.lr=3e-4"; the value is YAML, so

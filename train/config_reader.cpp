@@ -374,6 +374,7 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
   visit_config(reader, config);
   reader.finish();
   validate(config, origins);
+  config.origins = std::move(origins);
   return config;
 }
 

@@ -21,6 +21,7 @@
 #include "optim/sgd.h"
 #include "train/batch_tensors.h"
 #include "train/best_model.h"
+#include "train/config_origins.h"
 #include "train/did_you_mean.h"
 #include "train/metrics.h"
 #include "train/predictions.h"
@@ -168,7 +169,8 @@ class Run {
     const std::vector<std::string> names =
         evaluation_metric_names(c_.task, data_.labels, c_.eval.decode);
     if (!std::ranges::count(names, metric)) {
-      throw ConfigError("eval.metric_for_best_model: " + unknown_name("metric", metric, names));
+      const std::string key = "eval.metric_for_best_model";
+      config_fail(c_.origins.where(key), "{}: {}", key, unknown_name("metric", metric, names));
     }
     best_.emplace(metric, c_.eval.greater_is_better.value_or(greater_is_better_by_default(metric)));
   }

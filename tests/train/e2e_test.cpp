@@ -320,11 +320,34 @@ TEST(EndToEnd, APerClassMetricIsCheckedAgainstTheLabelsBeforeTraining) {
       " --set eval.every_steps=10 --set eval.load_best_model_at_end=true "
       "--set eval.metric_for_best_model=spma_f1");
   EXPECT_EQ(o.exit_code, 2) << o.output;
-  EXPECT_NE(o.output.find("eval.metric_for_best_model: unknown metric 'spma_f1' (did you mean "
-                          "'spam_f1'?)"),
+  // The one line names the override that set the metric, as the loading checks do.
+  EXPECT_NE(o.output.find("--set eval.metric_for_best_model=spma_f1: eval.metric_for_best_model: "
+                          "unknown metric 'spma_f1' (did you mean 'spam_f1'?)\n"),
             std::string::npos)
       << o.output;
   EXPECT_FALSE(fs::exists(out + "/metrics.jsonl"));
+
+  // Set in the file, it names the file and line.
+  const std::string dir = fresh_dir("best_metric_name_in_file");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/bad.yaml")
+      << "task: classification\n"
+         "model: {arch: bert, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2,\n"
+         "        intermediate_size: 128, max_position_embeddings: 32}\n"
+         "tokenizer: {vocab_size: 200}\n"
+         "data: {train: tests/tiny_data/spam_train.tsv, valid: tests/tiny_data/spam_valid.tsv,\n"
+         "       max_seq_length: 32}\n"
+         "train: {max_steps: 20, output_dir: "
+      << dir
+      << "/out}\n"
+         "eval: {every_steps: 10, load_best_model_at_end: true,\n"
+         "       metric_for_best_model: hamm_f1}\n";
+  o = run_train("--config " + dir + "/bad.yaml");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("bad.yaml:9: eval.metric_for_best_model: unknown metric 'hamm_f1' (did "
+                          "you mean 'ham_f1'?)\n"),
+            std::string::npos)
+      << o.output;
 }
 
 namespace {
