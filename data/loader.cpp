@@ -25,7 +25,7 @@ Loader::Loader(std::shared_ptr<const Dataset> dataset, CollateFn collate, Loader
              "dataset has {} examples: fewer than one global batch of {} (batch_size {} x {} "
              "ranks)",
              n, global, options_.batch_size, options_.world_size);
-  if (options_.group_by_length && options_.shuffle) {
+  if (options_.group_by_length) {
     lengths_.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       const Example e = dataset_->get(i);
@@ -57,6 +57,9 @@ std::shared_ptr<const std::vector<size_t>> Loader::order_of(uint64_t epoch) cons
       for (size_t i = order->size(); i > 1; --i)
         std::swap((*order)[i - 1], (*order)[rng.uniform_int(i)]);
       if (options_.group_by_length) group_by_length(*order, rng);
+    } else if (options_.group_by_length) {
+      std::ranges::stable_sort(*order,
+                               [&](size_t a, size_t b) { return lengths_[a] > lengths_[b]; });
     }
     cached_order_ = std::move(order);
     cached_epoch_ = epoch;

@@ -35,7 +35,8 @@ struct LoaderOptions {
   // group_by_length): the shuffled order is cut into groups of kLengthGroupBatches global
   // batches, each group is sorted by length (longest first), and then, unlike Hugging Face,
   // the full global batches are shuffled across the epoch, so that it still visits lengths
-  // in a random order. Only with shuffle.
+  // in a random order. Without shuffle (evaluation), the whole dataset is sorted by length,
+  // longest first: the batches pad least, and the first shows at once whether memory suffices.
   bool group_by_length = false;
   // Drop the last global batch of an epoch when it is not full (always true with W > 1, so
   // that every rank gets the same number of batches).

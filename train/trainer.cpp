@@ -277,11 +277,17 @@ class Run {
   std::map<std::string, double> evaluate(const std::shared_ptr<const data::Dataset>& split) {
     NoGradGuard no_grad;
     model_->eval();
-    data::Loader loader(
-        split, data_.collate,
-        {.batch_size = static_cast<size_t>(c_.eval.batch_size.value_or(c_.train.batch_size)),
-         .shuffle = false,
-         .seed = static_cast<uint64_t>(c_.train.seed)});
+    const size_t batch_size = static_cast<size_t>(c_.eval.batch_size.value_or(c_.train.batch_size));
+    // A batch pads to its longest example, so a whole split is evaluated longest first: the
+    // same examples, less padding. (MLM masks other tokens in another order, as randomly.) A
+    // part of a split (max_batches) stays the file's first batches, not its longest examples.
+    const bool whole_split = c_.eval.max_batches == 0 ||
+                             static_cast<size_t>(c_.eval.max_batches) * batch_size >= split->size();
+    data::Loader loader(split, data_.collate,
+                        {.batch_size = batch_size,
+                         .shuffle = false,
+                         .group_by_length = whole_split,
+                         .seed = static_cast<uint64_t>(c_.train.seed)});
     uint64_t batches = loader.batches_per_epoch();
     if (c_.eval.max_batches > 0) batches = std::min<uint64_t>(batches, c_.eval.max_batches);
     MetricAccumulator metrics(c_.task == Task::kClassification ? data_.labels

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "autograd/error.h"
 #include "data/collators.h"
@@ -108,6 +110,26 @@ TEST(Loader, GroupByLengthPadsLittleAndStillVisitsEveryExampleInARandomOrder) {
   EXPECT_TRUE(same(again.next(), grouped.batch_at({1, 7})));
   // And the epochs differ.
   EXPECT_FALSE(same(grouped.batch_at({0, 0}), grouped.batch_at({1, 0})));
+}
+
+TEST(Loader, WithoutShuffleGroupByLengthGoesLongestFirstAndKeepsFileOrderWithinALength) {
+  // Evaluation's order: every example once, the longest first, ties in file order.
+  auto data = std::make_shared<CountingDataset>(1003);  // example i has 3 + i % 7 ids
+  const auto collate = [](std::span<const Example> ex, Rng&) { return collate_causal_lm(ex, 0); };
+  Loader sorted(data, collate, {.batch_size = 10, .shuffle = false, .group_by_length = true});
+  std::vector<size_t> order;
+  for (uint64_t b = 0; b < sorted.batches_per_epoch(); ++b) {
+    Batch batch = sorted.next();
+    for (int64_t r = 0; r < batch.batch_size; ++r)
+      order.push_back(static_cast<size_t>(batch.input_ids[r * batch.seq_len + 1] - 100));
+  }
+  ASSERT_EQ(order.size(), 1003u);
+  std::vector<size_t> expected(1003);
+  std::iota(expected.begin(), expected.end(), size_t{0});
+  std::ranges::stable_sort(expected, [](size_t a, size_t b) { return a % 7 > b % 7; });
+  EXPECT_EQ(order, expected);
+  EXPECT_EQ(sorted.batch_at({0, 0}).seq_len, 8);  // inputs drop the last id
+  EXPECT_EQ(sorted.batch_at({0, sorted.batches_per_epoch() - 1}).seq_len, 2);
 }
 
 TEST(Loader, RestoredPositionReplaysTheSameBatches) {
