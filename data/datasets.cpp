@@ -34,6 +34,16 @@ void for_each_line(const std::string& path,
   }
 }
 
+// The fields of one line of a classification file: a label and a text, or a text pair.
+std::vector<std::string_view> classification_fields(std::string_view line) {
+  auto fields = split_tabs(line);
+  HEED_CHECK(fields.size() == 2 || fields.size() == 3,
+             "expected label<TAB>text or label<TAB>text_a<TAB>text_b, found {} field(s)",
+             fields.size());
+  HEED_CHECK(!fields[0].empty(), "empty label");
+  return fields;
+}
+
 // Label name -> id; when `given` is empty the names are collected from `names`, sorted.
 std::map<std::string, int64_t, std::less<>> label_index(LabelNames& given,
                                                         const std::vector<std::string>& names) {
@@ -131,6 +141,17 @@ Example CausalWindowDataset::get(size_t index) const {
   return e;
 }
 
+LabelNames classification_label_names(const std::string& tsv_path) {
+  std::set<std::string, std::less<>> names;
+  for_each_line(tsv_path, [&](std::string_view line, size_t) {
+    if (line.empty()) return;
+    const std::string_view label = classification_fields(line)[0];
+    if (names.find(label) == names.end()) names.emplace(label);
+  });
+  HEED_CHECK(!names.empty(), "{}: no examples", tsv_path);
+  return LabelNames(names.begin(), names.end());
+}
+
 TextClassificationDataset::TextClassificationDataset(const std::string& tsv_path,
                                                      const WordPieceTokenizer& tokenizer,
                                                      size_t max_length, LabelNames labels,
@@ -145,11 +166,7 @@ TextClassificationDataset::TextClassificationDataset(const std::string& tsv_path
   std::vector<std::string> names;
   for_each_line(tsv_path, [&](std::string_view line, size_t line_no) {
     if (line.empty()) return;
-    auto fields = split_tabs(line);
-    HEED_CHECK(fields.size() == 2 || fields.size() == 3,
-               "expected label<TAB>text or label<TAB>text_a<TAB>text_b, found {} field(s)",
-               fields.size());
-    HEED_CHECK(!fields[0].empty(), "empty label");
+    auto fields = classification_fields(line);
     Row row{std::string(fields[0]), std::string(fields[1]), std::nullopt, line_no};
     if (fields.size() == 3) row.b = std::string(fields[2]);
     names.push_back(row.label);

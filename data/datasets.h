@@ -64,6 +64,12 @@ class CausalWindowDataset : public Dataset {
 // Index i of the vector is class id i.
 using LabelNames = std::vector<std::string>;
 
+// The sorted distinct labels of a classification file ("label<TAB>text" or
+// "label<TAB>text_a<TAB>text_b" lines): the label set a TextClassificationDataset takes when it
+// is given none. It reads the labels alone, without tokenizing, so a config check can know a
+// classifier's classes before any work.
+LabelNames classification_label_names(const std::string& tsv_path);
+
 // Sequence classification from TSV lines "label<TAB>text" or "label<TAB>text_a<TAB>text_b".
 // With `labels` empty, the label set is the file's own names, sorted; pass the training
 // set's labels() when loading validation and test files so ids agree. Texts longer than

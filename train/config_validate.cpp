@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 
+#include "data/datasets.h"
 #include "train/best_model.h"
 #include "train/config_origins.h"
 #include "train/config_schema.h"
@@ -263,8 +264,20 @@ void check_training(Checker& c, const RunConfig& config) {
   c.at_least("generation.max_new_tokens", config.generation.max_new_tokens, 1);
 }
 
-// Per-class metrics of a classifier whose labels come from the training file are checked
-// when the trainer has read it; the rest here.
+// Whether eval.metric_for_best_model names a class (spam_f1, ham_recall) of a classifier
+// whose classes are not listed in data.labels, and so come from its training file.
+bool labels_from_training_file(const RunConfig& config) {
+  if (!config.eval.load_best_model_at_end || config.task != Task::kClassification ||
+      config.data.labels) {
+    return false;
+  }
+  const std::string metric = best_model_metric(config.eval.metric_for_best_model);
+  return metric.ends_with("_precision") || metric.ends_with("_recall") ||
+         (metric.ends_with("_f1") && metric != "macro_f1");
+}
+
+// A classifier's class names are checked by check_best_model_classes, after the files exist;
+// the rest here.
 void check_best_model(Checker& c, const RunConfig& config) {
   const EvalConfig& e = config.eval;
   if (!e.load_best_model_at_end) {
@@ -280,12 +293,8 @@ void check_best_model(Checker& c, const RunConfig& config) {
   c.check(e.every_steps > 0, "eval.load_best_model_at_end",
           "needs eval.every_steps > 0: without evaluations during training there is nothing to "
           "choose among");
-  const std::string metric = best_model_metric(e.metric_for_best_model);
-  const bool labels_unknown = config.task == Task::kClassification && !config.data.labels;
-  const bool per_class = metric.ends_with("_precision") || metric.ends_with("_recall") ||
-                         (metric.ends_with("_f1") && metric != "macro_f1");
-  if (labels_unknown && per_class) return;
-  c.one_of("eval.metric_for_best_model", metric,
+  if (labels_from_training_file(config)) return;  // check_best_model_classes, after the files
+  c.one_of("eval.metric_for_best_model", best_model_metric(e.metric_for_best_model),
            evaluation_metric_names(
                config.task, config.data.labels.value_or(std::vector<std::string>{}), e.decode),
            "metric");
@@ -297,6 +306,16 @@ void check_files(Checker& c, const RunConfig& config) {
   if (config.data.valid) c.file_exists("data.valid", *config.data.valid);
   if (config.data.test) c.file_exists("data.test", *config.data.test);
   if (config.init_from) c.directory_exists("init_from", *config.init_from);
+}
+
+// Reading the training file's label column takes milliseconds, so a misspelt class is
+// reported here, before a vocabulary is trained or a token cache built, not after.
+void check_best_model_classes(Checker& c, const RunConfig& config) {
+  if (!labels_from_training_file(config)) return;
+  c.one_of("eval.metric_for_best_model", best_model_metric(config.eval.metric_for_best_model),
+           evaluation_metric_names(config.task, data::classification_label_names(config.data.train),
+                                   config.eval.decode),
+           "metric");
 }
 
 }  // namespace
@@ -312,6 +331,7 @@ void validate(const RunConfig& config, const Origins& origins) {
   check_training(c, config);
   check_best_model(c, config);
   check_files(c, config);
+  check_best_model_classes(c, config);
 }
 
 }  // namespace heed::train

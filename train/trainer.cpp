@@ -162,8 +162,9 @@ class Run {
     fs::create_directories(dir);
   }
 
-  // The metric is checked against this run's evaluation here because a classifier's per-class
-  // names are known only once its training file has been read.
+  // load_run_config has already checked the name, a classifier's classes against its training
+  // file; a RunConfig built in code has not been through it, so the names this run's evaluation
+  // reports are the final word.
   void track_best_model() {
     const std::string metric = best_model_metric(c_.eval.metric_for_best_model);
     const std::vector<std::string> names =

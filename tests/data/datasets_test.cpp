@@ -45,6 +45,25 @@ TEST(TextClassification, LabelsFromTheFileAndPairs) {
             std::string::npos);
 }
 
+TEST(TextClassification, LabelNamesAreTheDatasetsOwnWithoutTokenizing) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  std::string train =
+      dir.write("train.tsv", "spam\tthe quick fox\nham\tlazy dog\n\nurgent\tthe\tdog\nham\tfox\n");
+  EXPECT_EQ(classification_label_names(train), (LabelNames{"ham", "spam", "urgent"}));
+  EXPECT_EQ(classification_label_names(train), TextClassificationDataset(train, tok, 16).labels());
+  // A line the dataset would reject is rejected with the same words.
+  std::string no_tab = dir.write("a.tsv", "ham\tfine\njust text\n");
+  EXPECT_NE(error_of([&] {
+              classification_label_names(no_tab);
+            }).find("a.tsv:2: expected label<TAB>text"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              classification_label_names(dir.write("e.tsv", "\n\n"));
+            }).find("e.tsv: no examples"),
+            std::string::npos);
+}
+
 TEST(TextClassification, LongTextsAreCutOnTheConfiguredSide) {
   ScratchDir dir;
   auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));

@@ -472,15 +472,19 @@ TEST_F(Config, BestModelChoice) {
   EXPECT_TRUE(c.eval.load_best_model_at_end);
   EXPECT_EQ(c.eval.metric_for_best_model, "eval_accuracy");
   EXPECT_EQ(c.eval.greater_is_better, false);
-  // A classifier's per-class names wait for its labels when the config does not list them...
+  // A classifier's per-class names are its training file's labels when the config does not
+  // list them...
+  std::ofstream(dir() + "/spam.tsv") << "ham\thello world\nspam\tbuy now\n";
   const std::string classification =
       "task: classification\nmodel: {arch: bert, hidden_size: 64, num_attention_heads: 4}\n"
       "tokenizer: {vocab: {DIR}/vocab.txt}\n"
-      "data: {train: {DIR}/train.txt, valid: {DIR}/valid.txt}\n"
+      "data: {train: {DIR}/spam.tsv, valid: {DIR}/valid.txt}\n"
       "train: {max_steps: 10, output_dir: out}\n"
       "eval: {every_steps: 5, load_best_model_at_end: true, metric_for_best_model: spam_f1";
   EXPECT_EQ(error_of(write(classification + "}\n")), "");
-  // ...and are checked here when it does.
+  EXPECT_EQ(error_in(replace_all(classification, ": spam_f1", ": spma_f1") + "}\n"),
+            "6: eval.metric_for_best_model: unknown metric 'spma_f1' (did you mean 'spam_f1'?)");
+  // ...and data.labels when it does.
   EXPECT_EQ(
       error_of(write(replace_all(classification, "valid.txt}", "valid.txt, labels: [ham, spam]}") +
                      ", greater_is_better: true}\n")),
