@@ -264,20 +264,7 @@ void check_training(Checker& c, const RunConfig& config) {
   c.at_least("generation.max_new_tokens", config.generation.max_new_tokens, 1);
 }
 
-// Whether eval.metric_for_best_model names a class (spam_f1, ham_recall) of a classifier
-// whose classes are not listed in data.labels, and so come from its training file.
-bool labels_from_training_file(const RunConfig& config) {
-  if (!config.eval.load_best_model_at_end || config.task != Task::kClassification ||
-      config.data.labels) {
-    return false;
-  }
-  const std::string metric = best_model_metric(config.eval.metric_for_best_model);
-  return metric.ends_with("_precision") || metric.ends_with("_recall") ||
-         (metric.ends_with("_f1") && metric != "macro_f1");
-}
-
-// A classifier's class names are checked by check_best_model_classes, after the files exist;
-// the rest here.
+// The metric's name is checked by check_best_model_metric, after the files exist.
 void check_best_model(Checker& c, const RunConfig& config) {
   const EvalConfig& e = config.eval;
   if (!e.load_best_model_at_end) {
@@ -293,11 +280,6 @@ void check_best_model(Checker& c, const RunConfig& config) {
   c.check(e.every_steps > 0, "eval.load_best_model_at_end",
           "needs eval.every_steps > 0: without evaluations during training there is nothing to "
           "choose among");
-  if (labels_from_training_file(config)) return;  // check_best_model_classes, after the files
-  c.one_of("eval.metric_for_best_model", best_model_metric(e.metric_for_best_model),
-           evaluation_metric_names(
-               config.task, config.data.labels.value_or(std::vector<std::string>{}), e.decode),
-           "metric");
 }
 
 // Last: the cheap checks above should not wait on the file system.
@@ -308,14 +290,17 @@ void check_files(Checker& c, const RunConfig& config) {
   if (config.init_from) c.directory_exists("init_from", *config.init_from);
 }
 
-// Reading the training file's label column takes milliseconds, so a misspelt class is
-// reported here, before a vocabulary is trained or a token cache built, not after.
-void check_best_model_classes(Checker& c, const RunConfig& config) {
-  if (!labels_from_training_file(config)) return;
+// A classifier's class names (spam_f1, ham_recall) are its training file's labels unless
+// data.labels lists them. Reading that file's label column takes milliseconds, so a misspelt
+// name stops the run here, before a vocabulary is trained or a token cache built.
+void check_best_model_metric(Checker& c, const RunConfig& config) {
+  if (!config.eval.load_best_model_at_end) return;
+  std::vector<std::string> labels = config.data.labels.value_or(std::vector<std::string>{});
+  if (config.task == Task::kClassification && !config.data.labels) {
+    labels = data::classification_label_names(config.data.train);
+  }
   c.one_of("eval.metric_for_best_model", best_model_metric(config.eval.metric_for_best_model),
-           evaluation_metric_names(config.task, data::classification_label_names(config.data.train),
-                                   config.eval.decode),
-           "metric");
+           evaluation_metric_names(config.task, labels, config.eval.decode), "metric");
 }
 
 }  // namespace
@@ -331,7 +316,7 @@ void validate(const RunConfig& config, const Origins& origins) {
   check_training(c, config);
   check_best_model(c, config);
   check_files(c, config);
-  check_best_model_classes(c, config);
+  check_best_model_metric(c, config);
 }
 
 }  // namespace heed::train
