@@ -71,6 +71,15 @@ struct bf16 {
   }
 };
 
+// bf16(f).bits without a branch (NaN handled by a select), for loops that must vectorise.
+inline uint16_t bf16_bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (u >> 16) | 0x40u;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
+}
+
 template <typename T>
 constexpr DType dtype_of();
 template <>

@@ -33,11 +33,29 @@ class Storage {
   uint64_t version() const { return version_; }
   void bump_version() { ++version_; }
 
+  // A parameter's storage keeps the bf16 copy that bf16 matrix products read, until its next
+  // write (the optimizer's update bumps the version): a weight is then converted once per
+  // optimizer step, not once per product that reads it. Element i of the copy is element i
+  // of this f32 storage rounded, so any view here is the same view there.
+  void set_keeps_bf16_copy(bool keep) { keeps_bf16_copy_ = keep; }
+  bool keeps_bf16_copy() const { return keeps_bf16_copy_; }
+  // The copy made at version `version`, or null.
+  std::shared_ptr<Storage> bf16_copy_at(uint64_t version) const {
+    return bf16_copy_version_ == version ? bf16_copy_ : nullptr;
+  }
+  void set_bf16_copy(std::shared_ptr<Storage> copy) {
+    bf16_copy_ = std::move(copy);
+    bf16_copy_version_ = version_;
+  }
+
  private:
   void* data_;
   size_t nbytes_;
   std::function<void()> release_;
   uint64_t version_ = 0;
+  bool keeps_bf16_copy_ = false;
+  std::shared_ptr<Storage> bf16_copy_;
+  uint64_t bf16_copy_version_ = 0;
 };
 
 }  // namespace heed

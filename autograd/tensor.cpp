@@ -177,6 +177,9 @@ Tensor& Tensor::copy_(const Tensor& src) {
         for (int64_t i = 0; i < n; ++i) {
           if constexpr (std::is_same_v<D, S>) {
             d[base[0] + i * step[0]] = s[base[1] + i * step[1]];
+          } else if constexpr (std::is_same_v<D, bf16> && std::is_same_v<S, float>) {
+            // The matrix products' f32 -> bf16 conversions: branch-free, so it vectorises.
+            d[base[0] + i * step[0]].bits = bf16_bits_of(s[base[1] + i * step[1]]);
           } else {
             d[base[0] + i * step[0]] = from_double<D>(to_double(s[base[1] + i * step[1]]));
           }

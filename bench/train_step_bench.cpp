@@ -1,85 +1,261 @@
-// Tokens per second of one BERT masked-LM training step (forward + backward) on heed, for
-// comparison with bench/pytorch_bert_step.py doing the same work in PyTorch.
-//   build/bench/bench_train_step [--hidden 256 --layers 4 --heads 4 --batch 32 --seq 128]
+// The heed side of bench/compare.py: trains one model for a fixed number of steps through
+// train::train_step, the function `train` runs (forward, backward, clipping at 1.0, AdamW), on
+// synthetic batches, and prints `key: value` lines, `tokens_per_second` last.
+//   build/bench/bench_train_step --model bert-mini|gpt-mini|bert-small|seq2seq
+//                                --precision f32|bf16 --steps 10 [--threads 2]
+//   build/bench/bench_train_step --matmul-peak --precision f32|bf16   (oneDNN's peak here)
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <dnnl.hpp>
+#include <string>
+#include <vector>
 
-#include "autograd/allocator.h"
+#include "autograd/generator.h"
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "autograd/random.h"
 #include "nn/models/bert.h"
+#include "nn/models/encoder_decoder.h"
+#include "nn/models/gpt.h"
+#include "train/train_step.h"
 
 using namespace heed;
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A model of the comparison and the shape of its batches.
+struct Workload {
+  train::Task task;
+  int64_t vocab = 8192, hidden = 256, layers = 4, heads = 4, ffn = 1024;
+  int64_t batch = 32, seq = 128;
+  int64_t target_seq = 0;  // seq2seq: decoder length (seq is the source length)
+  double label_smoothing = 0.0;
+};
+
+Workload workload(const std::string& name) {
+  if (name == "bert-mini") return {.task = train::Task::kMlm};
+  if (name == "gpt-mini") return {.task = train::Task::kClm};
+  if (name == "bert-small") {
+    return {.task = train::Task::kMlm, .hidden = 512, .heads = 8, .ffn = 2048, .batch = 16};
+  }
+  if (name == "seq2seq") {  // shaped like configs/seq2seq_g2p.yaml: characters, short words
+    return {.task = train::Task::kSeq2Seq,
+            .vocab = 64,
+            .layers = 3,
+            .batch = 128,
+            .seq = 32,
+            .target_seq = 32,
+            .label_smoothing = 0.1};
+  }
+  throw std::invalid_argument("--model: unknown '" + name +
+                              "' (bert-mini, gpt-mini, bert-small or seq2seq)");
+}
+
+std::shared_ptr<nn::PretrainedModel> build(const Workload& w) {
+  constexpr double kDropout = 0.1;
+  switch (w.task) {
+    case train::Task::kMlm: {
+      nn::BertConfig c{.vocab_size = w.vocab,
+                       .hidden_size = w.hidden,
+                       .num_hidden_layers = w.layers,
+                       .num_attention_heads = w.heads,
+                       .intermediate_size = w.ffn,
+                       .hidden_dropout_prob = kDropout,
+                       .attention_probs_dropout_prob = kDropout,
+                       .max_position_embeddings = w.seq};
+      return std::make_shared<nn::BertForMaskedLM>(c, 1);
+    }
+    case train::Task::kClm: {
+      nn::GPT2Config c{.vocab_size = w.vocab,
+                       .n_positions = w.seq,
+                       .n_embd = w.hidden,
+                       .n_layer = w.layers,
+                       .n_head = w.heads,
+                       .n_inner = w.ffn,
+                       .resid_pdrop = kDropout,
+                       .embd_pdrop = kDropout,
+                       .attn_pdrop = kDropout};
+      return std::make_shared<nn::GPT>(c, 1);
+    }
+    default: {
+      nn::BartConfig c{.vocab_size = w.vocab,
+                       .max_position_embeddings = std::max(w.seq, w.target_seq),
+                       .d_model = w.hidden,
+                       .encoder_layers = w.layers,
+                       .decoder_layers = w.layers,
+                       .encoder_attention_heads = w.heads,
+                       .decoder_attention_heads = w.heads,
+                       .encoder_ffn_dim = w.ffn,
+                       .decoder_ffn_dim = w.ffn,
+                       .dropout = kDropout,
+                       .attention_dropout = kDropout};
+      return std::make_shared<nn::EncoderDecoder>(c, 1);
+    }
+  }
+}
+
+// A batch as the task's collator shapes it, from random ids (no padding).
+data::Batch synthetic_batch(const Workload& w, Generator& g) {
+  data::Batch b;
+  b.batch_size = w.batch;
+  b.seq_len = w.seq;
+  const int64_t n = w.batch * w.seq;
+  const auto token = [&] { return 5 + static_cast<int64_t>(g.next_below(w.vocab - 5)); };
+  for (int64_t i = 0; i < n; ++i) b.input_ids.push_back(token());
+  b.attention_mask.assign(n, 1);
+  b.token_type_ids.assign(n, 0);
+  if (w.task == train::Task::kMlm) {  // 15% of the positions predicted
+    b.label_len = w.seq;
+    for (int64_t id : b.input_ids) b.labels.push_back(g.next_double() < 0.15 ? id : -100);
+  } else if (w.task == train::Task::kClm) {  // labels[t] = input_ids[t + 1]
+    b.label_len = w.seq;
+    for (int64_t i = 0; i < n; ++i) {
+      b.labels.push_back((i + 1) % w.seq == 0 ? -100 : b.input_ids[i + 1]);
+    }
+  } else {
+    b.decoder_seq_len = b.label_len = w.target_seq;
+    for (int64_t i = 0; i < w.batch * w.target_seq; ++i) b.labels.push_back(token());
+    for (int64_t r = 0; r < w.batch; ++r) {  // the decoder input: labels shifted right
+      b.decoder_input_ids.push_back(2);
+      for (int64_t t = 0; t + 1 < w.target_seq; ++t) {
+        b.decoder_input_ids.push_back(b.labels[r * w.target_seq + t]);
+      }
+    }
+    b.decoder_attention_mask.assign(w.batch * w.target_seq, 1);
+  }
+  b.num_target_tokens = std::ranges::count_if(b.labels, [](int64_t l) { return l != -100; });
+  return b;
+}
+
+// Multiply-adds of one token through the model's matrix products, and the forward +
+// backward FLOPs of a step (2 per multiply-add, x3 for the two products of backward). The
+// MLM head runs on the labelled rows only, as the trainer runs it.
+double flops_per_step(const Workload& w, double labelled_fraction) {
+  const double H = w.hidden, I = w.ffn, V = w.vocab, B = w.batch, T = w.seq;
+  const double layer = 4 * H * H + 2 * H * I;
+  const double attention = 2 * B * T * T * H;  // QK^T and PV, per layer
+  if (w.task == train::Task::kMlm) {
+    const double head = labelled_fraction * (H * H + H * V);
+    return 6 * (B * T * (w.layers * layer + head) + w.layers * attention);
+  }
+  if (w.task == train::Task::kClm)
+    return 6 * (B * T * (w.layers * layer + H * V) + w.layers * attention);
+  const double Tt = w.target_seq;
+  const double encoder = B * T * layer + attention;
+  // Decoder: self-attention, cross-attention (q and out on the target, k and v on the source),
+  // feed-forward; and the head at every target position.
+  const double decoder = B * Tt * (6 * H * H + 2 * H * I) + B * T * 2 * H * H +
+                         2 * B * Tt * Tt * H + 2 * B * Tt * T * H;
+  return 6 * (w.layers * (encoder + decoder) + B * Tt * H * V);
+}
+
+double median(std::vector<double> v) {
+  std::ranges::sort(v);
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// GFLOP/s of a large product of this precision through the same path the models take, and
+// the kernel oneDNN picks for it.
+int matmul_peak(bool bf16) {
+  const int64_t M = 4096, K = 1024, N = 1024;
+  Generator g(3);
+  const Tensor a0 = randn({M, K}, g), b0 = randn({K, N}, g);
+  const Tensor a = bf16 ? a0.to(DType::bf16) : a0, b = bf16 ? b0.to(DType::bf16) : b0;
+  NoGradGuard no_grad;
+  std::vector<double> seconds;
+  for (int i = 0; i < 12; ++i) {
+    const auto start = Clock::now();
+    Tensor c = matmul(a, b);
+    seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  seconds.erase(seconds.begin(), seconds.begin() + 2);
+  using dt = dnnl::memory::data_type;
+  const dt in = bf16 ? dt::bf16 : dt::f32;
+  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const auto md = [](int64_t r, int64_t c, dt t) {
+    return dnnl::memory::desc({r, c}, t, dnnl::memory::format_tag::ab);
+  };
+  const dnnl::matmul::primitive_desc pd(
+      dnnl::matmul::desc(md(M, K, in), md(K, N, in), md(M, N, dt::f32)), engine);
+  std::printf("matmul_shape: %ld x %ld x %ld\n", M, K, N);
+  std::printf("onednn_isa: %s\n", pd.impl_info_str());
+  std::printf("matmul_gflops: %.1f\n", 2.0 * M * K * N / median(seconds) * 1e-9);
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app("BERT MLM training step benchmark");
-  int64_t hidden = 256, layers = 4, heads = 4, batch = 32, seq = 128, vocab = 8192, steps = 10;
-  bool bf16 = false, dense_head = false;
-  app.add_option("--hidden", hidden);
-  app.add_option("--layers", layers);
-  app.add_option("--heads", heads);
-  app.add_option("--batch", batch);
-  app.add_option("--seq", seq);
-  app.add_option("--vocab", vocab);
-  app.add_option("--steps", steps);
-  app.add_flag("--bf16", bf16, "bf16 matrix products with f32 accumulation");
-  app.add_flag("--dense-head", dense_head,
-               "run the MLM head on every position (as Hugging Face does), not only the masked");
+  CLI::App app("heed training-step benchmark (the heed side of bench/compare.py)");
+  std::string model_name = "bert-mini", precision = "f32";
+  int64_t steps = 10, warmup = 2, threads = 0;
+  bool peak = false;
+  app.add_option("--model", model_name, "bert-mini, gpt-mini, bert-small or seq2seq");
+  app.add_option("--precision", precision, "f32 or bf16 (train.dtype)")
+      ->check(CLI::IsMember({"f32", "bf16"}));
+  app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", threads, "0: OpenMP's default");
+  app.add_flag("--matmul-peak", peak, "print oneDNN's matmul GFLOP/s and kernel, and exit");
   CLI11_PARSE(app, argc, argv);
+  if (threads > 0) set_num_threads(static_cast<int>(threads));
+  const bool bf16 = precision == "bf16";
+  if (peak) return matmul_peak(bf16);
   if (bf16) set_matmul_precision(MatmulPrecision::bf16);
 
-  nn::BertConfig c;
-  c.vocab_size = vocab;
-  c.hidden_size = hidden;
-  c.num_hidden_layers = layers;
-  c.num_attention_heads = heads;
-  c.intermediate_size = 4 * hidden;
-  c.max_position_embeddings = seq;
-  nn::BertForMaskedLM model(c, 1);
-  Generator g(2);
-  std::vector<int64_t> ids(batch * seq), labels(batch * seq, -100);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    ids[i] = 5 + g.next_below(vocab - 5);
-    if (g.next_double() < 0.15) labels[i] = ids[i];
+  Workload w;
+  try {
+    w = workload(model_name);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_train_step: %s\n", e.what());
+    return 2;
   }
-  nn::ModelInputs in{.input_ids = from_vector<int64_t>(ids, {batch, seq}),
-                     .attention_mask = ones({batch, seq}, DType::i64),
-                     .labels = from_vector<int64_t>(labels, {batch, seq}),
-                     .only_labeled_logits = !dense_head};
-  auto step = [&] {
-    model.zero_grad();
-    nn::ModelOutputs out = model.forward(in);
-    out.loss.backward();
-    return out.loss.item();
-  };
-  step();  // warm-up: primitives, allocator cache
-  const AllocatorStats before = allocator_stats();
-  const auto start = std::chrono::steady_clock::now();
+  std::shared_ptr<nn::PretrainedModel> model = build(w);
+  model->train();
+  std::unique_ptr<optim::Optimizer> optimizer = train::make_optimizer(
+      {.name = train::OptimizerName::kAdamW, .lr = 1e-4, .weight_decay = 0.01}, *model);
+  Generator g(2);
+  std::vector<data::Batch> batches;
+  for (int i = 0; i < 4; ++i) batches.push_back(synthetic_batch(w, g));
+  double labelled = 0, positions = 0;
+  for (const data::Batch& b : batches) {
+    labelled += static_cast<double>(b.num_target_tokens);
+    positions += static_cast<double>(b.batch_size * b.seq_len);
+  }
+  size_t next = 0;
+  const auto next_batch = [&] { return batches[next++ % batches.size()]; };
+  const train::StepOptions options{.max_grad_norm = 1.0, .label_smoothing = w.label_smoothing};
+
+  std::vector<double> forward, backward, update, total;
   double loss = 0;
-  for (int64_t s = 0; s < steps; ++s) loss = step();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double tokens_per_s = static_cast<double>(batch * seq * steps) / seconds;
-  const AllocatorStats after = allocator_stats();
-  // Matmul FLOPs of forward + backward: 6 * (weights multiplied) per token, plus attention;
-  // the MLM head (transform + decoder) runs on the masked 15% unless --dense-head.
-  const double layer_matmul = 4.0 * hidden * hidden + 2.0 * hidden * 4 * hidden;
-  const double head_share = dense_head ? 1.0 : 0.15;
-  const double flops_per_token = 6.0 * layers * layer_matmul +
-                                 6.0 * head_share * (hidden * hidden + vocab * hidden) +
-                                 6.0 * layers * 2 * seq * hidden;
-  std::printf(
-      "heed BERT-MLM step: hidden %ld, layers %ld, batch %ld x %ld: %.3f s/step, %.0f "
-      "tokens/s, %.1f GFLOP/s (loss %.4f, threads %d)\n",
-      hidden, layers, batch, seq, seconds / steps, tokens_per_s,
-      tokens_per_s * flops_per_token * 1e-9, loss, num_threads());
-  // In steady state every block a step asks for should come from the cache.
-  std::printf(
-      "allocator: %lu blocks from the OS over %ld timed steps (%lu cache hits); %.1f MB "
-      "cached\n",
-      static_cast<unsigned long>(after.os_allocations - before.os_allocations),
-      static_cast<long>(steps), static_cast<unsigned long>(after.cache_hits - before.cache_hits),
-      after.cached_bytes / 1e6);
+  for (int64_t s = 0; s < warmup + steps; ++s) {
+    const auto start = Clock::now();
+    train::StepOutcome o = train::train_step(w.task, *model, *optimizer, next_batch, options);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (s < warmup) continue;
+    forward.push_back(o.seconds.forward);
+    backward.push_back(o.seconds.backward);
+    update.push_back(o.seconds.optimizer);
+    total.push_back(seconds);
+    loss = o.loss;
+  }
+  const int64_t tokens = w.batch * (w.seq + w.target_seq);
+  int64_t parameters = 0;
+  for (const Tensor& p : model->parameters()) parameters += p.numel();
+  std::printf("framework: heed\nmodel: %s\nprecision: %s\nthreads: %d\n", model_name.c_str(),
+              precision.c_str(), num_threads());
+  std::printf("tokens_per_step: %ld\n", tokens);
+  std::printf("flops_per_step: %.4g\n", flops_per_step(w, labelled / positions));
+  std::printf("parameters: %ld\n", parameters);
+  std::printf("forward_ms: %.2f\nbackward_ms: %.2f\noptimizer_ms: %.2f\nstep_ms: %.2f\n",
+              1e3 * median(forward), 1e3 * median(backward), 1e3 * median(update),
+              1e3 * median(total));
+  std::printf("loss: %.4f\n", loss);
+  std::printf("tokens_per_second: %.1f\n", tokens / median(total));
   return 0;
 }

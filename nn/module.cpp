@@ -8,6 +8,7 @@ Tensor Module::register_parameter(std::string name, Tensor t) {
   HEED_CHECK(t.defined() && t.is_leaf(), "register_parameter: '{}' must be a defined leaf tensor",
              name);
   t.set_requires_grad(true);
+  t.storage()->set_keeps_bf16_copy(true);
   parameters_.emplace_back(std::move(name), t);
   return t;
 }

@@ -14,12 +14,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "nn/pretrained_io.h"
-#include "optim/adamw.h"
-#include "optim/clip.h"
-#include "optim/param_groups.h"
 #include "optim/schedule.h"
-#include "optim/sgd.h"
-#include "train/batch_tensors.h"
 #include "train/best_model.h"
 #include "train/config_origins.h"
 #include "train/did_you_mean.h"
@@ -27,6 +22,7 @@
 #include "train/predictions.h"
 #include "train/seq2seq_eval.h"
 #include "train/task_setup.h"
+#include "train/train_step.h"
 #include "train/training_checkpoint.h"
 
 namespace heed::train {
@@ -63,45 +59,6 @@ std::string duration(double seconds) {
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
   if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
   return fmt::format("{}s", s);
-}
-
-// The loss of one batch, with the logits and labels its metrics need. Label smoothing is for
-// the training loss only: evaluation passes 0 and reports the plain NLL.
-struct BatchLoss {
-  Tensor loss, logits, labels;
-  int64_t targets = 0;
-};
-
-BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Batch& batch,
-                     double label_smoothing = 0.0) {
-  nn::ModelInputs in = to_model_inputs(batch);
-  BatchLoss r;
-  r.targets = batch.num_target_tokens;
-  r.labels = in.labels;
-  if (task == Task::kClm) {
-    // The causal collator has already shifted the labels (labels[t] = token t+1), so the
-    // loss is taken position by position rather than by the model's own shift.
-    in.labels = Tensor();
-    r.logits = model.forward(in).logits;
-    const int64_t V = r.logits.size(-1);
-    r.loss =
-        cross_entropy(r.logits.reshape({-1, V}), r.labels.reshape({-1}), -100, label_smoothing);
-    return r;
-  }
-  in.only_labeled_logits = task == Task::kMlm;
-  in.label_smoothing = label_smoothing;
-  nn::ModelOutputs out = model.forward(in);
-  r.loss = out.loss;
-  r.logits = out.logits;
-  if (out.labels.defined()) r.labels = out.labels;
-  return r;
-}
-
-int64_t real_tokens(const data::Batch& b) {
-  int64_t n = 0;
-  for (int64_t m : b.attention_mask) n += m;
-  for (int64_t m : b.decoder_attention_mask) n += m;
-  return n;
 }
 
 class Run {
@@ -177,21 +134,7 @@ class Run {
   }
 
   void build_optimizer() {
-    optim::NamedTensors params = model_->named_parameters();
-    auto groups = optim::weight_decay_groups(params, c_.optim.weight_decay);
-    if (c_.optim.name == OptimizerName::kAdamW) {
-      optimizer_ = std::make_unique<optim::AdamW>(
-          groups, optim::AdamWOptions{.lr = c_.optim.lr,
-                                      .beta1 = c_.optim.betas[0],
-                                      .beta2 = c_.optim.betas[1],
-                                      .eps = c_.optim.eps,
-                                      .weight_decay = c_.optim.weight_decay});
-    } else {
-      optimizer_ = std::make_unique<optim::SGD>(
-          groups, optim::SGDOptions{.lr = c_.optim.lr,
-                                    .momentum = c_.optim.momentum,
-                                    .weight_decay = c_.optim.weight_decay});
-    }
+    optimizer_ = make_optimizer(c_.optim, *model_);
     std::string schedule = std::string(to_string(c_.schedule.name));
     if (schedule == "constant" && c_.schedule.warmup_steps > 0) schedule = "constant_with_warmup";
     scheduler_ = std::make_unique<optim::LRScheduler>(
@@ -437,37 +380,26 @@ class Run {
     double interval_loss = 0.0;
     int64_t interval_steps = 0, interval_tokens = 0;
     auto interval_start = Clock::now();
-    const double accum = static_cast<double>(c_.train.grad_accum_steps);
 
     while (step_ < c_.train.max_steps) {
-      double step_loss = 0.0;
-      for (int64_t micro = 0; micro < c_.train.grad_accum_steps; ++micro) {
-        data::Batch batch = loader_->next();
-        BatchLoss r = batch_loss(c_.task, *model_, batch, c_.train.label_smoothing);
-        const double value = r.loss.item();
-        if (!std::isfinite(value)) {
-          say(
-              fmt::format("stopping: the loss is {} at step {} (micro-batch {}); the last "
-                          "checkpoint is intact",
-                          value, step_ + 1, micro));
-          result.exit_code = 1;
-          result.steps = step_;
-          return result;
-        }
-        step_loss += value / accum;
-        mul(r.loss, 1.0 / accum).backward();
-        const int64_t tokens = real_tokens(batch);
-        interval_tokens += tokens;
-        tokens_seen_ += tokens;
-      }
-      // The norm before clipping, as clip_grad_norm_ returns it (logged either way).
-      const double grad_norm = c_.train.max_grad_norm > 0
-                                   ? optim::clip_grad_norm_(*optimizer_, c_.train.max_grad_norm)
-                                   : optim::grad_norm(model_->parameters());
       const double lr = scheduler_->last_lr().at(0);
-      optimizer_->step();
+      StepOutcome o = train_step(c_.task, *model_, *optimizer_, [this] { return loader_->next(); },
+                                 {.grad_accum_steps = c_.train.grad_accum_steps,
+                                  .max_grad_norm = c_.train.max_grad_norm,
+                                  .label_smoothing = c_.train.label_smoothing});
+      if (o.nonfinite_loss) {
+        say(
+            fmt::format("stopping: the loss is {} at step {} (micro-batch {}); the last "
+                        "checkpoint is intact",
+                        *o.nonfinite_loss, step_ + 1, o.nonfinite_micro));
+        result.exit_code = 1;
+        result.steps = step_;
+        return result;
+      }
+      interval_tokens += o.tokens;
+      tokens_seen_ += o.tokens;
       scheduler_->step();
-      optimizer_->zero_grad();
+      const double step_loss = o.loss, grad_norm = o.grad_norm;
       ++step_;
       interval_loss += step_loss;
       ++interval_steps;

@@ -5,6 +5,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/matmul_reference.h"
 #include "autograd/kernels/onednn_matmul.h"
+#include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/matmul_impl.h"
@@ -24,10 +25,30 @@ Tensor with_leading_ones(const Tensor& t, int64_t nd) {
   return Tensor::from_storage(t.storage(), shape, strides, t.offset(), t.dtype());
 }
 
+// The same view of the storage's bf16 copy, made now if the storage changed since the last.
+Tensor view_of_bf16_copy(const Tensor& t) {
+  Storage& storage = *t.storage();
+  std::shared_ptr<Storage> copy = storage.bf16_copy_at(storage.version());
+  if (!copy) {
+    const int64_t n = static_cast<int64_t>(storage.nbytes() / sizeof(float));
+    copy = std::make_shared<Storage>(n * sizeof(bf16));
+    const float* src = static_cast<const float*>(storage.data());
+    uint16_t* dst = static_cast<uint16_t*>(copy->data());
+    constexpr int64_t kChunk = 16384;
+    parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
+      const int64_t end = std::min(n, (c + 1) * kChunk);
+      for (int64_t i = c * kChunk; i < end; ++i) dst[i] = bf16_bits_of(src[i]);
+    });
+    storage.set_bf16_copy(copy);
+  }
+  return Tensor::from_storage(copy, t.shape(), t.strides(), t.offset(), DType::bf16);
+}
+
 // `t` in bf16 with the same memory order: a transposed view converts as the dense tensor
 // underneath and stays a transposed view, so no operand is ever physically transposed.
 Tensor to_bf16_keep_layout(const Tensor& t) {
   if (t.dtype() == DType::bf16) return t;
+  if (t.dtype() == DType::f32 && t.storage()->keeps_bf16_copy()) return view_of_bf16_copy(t);
   Shape order(t.dim());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),

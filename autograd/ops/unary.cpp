@@ -143,11 +143,13 @@ Tensor gelu(const Tensor& a, GeluApproximation approximation) {
   if (approximation == GeluApproximation::tanh) {
     return pointwise(
         a, "gelu", "GeluTanhBackward", []<typename T>(T x) { return gelu_tanh(x); },
-        []<typename T>(T g, T x) { return g * gelu_tanh_grad(x); }, false);
+        []<typename T>(T g, T x) __attribute__((always_inline)) { return g * gelu_tanh_grad(x); },
+        false);
   }
   return pointwise(
       a, "gelu", "GeluBackward", []<typename T>(T x) { return gelu_erf(x); },
-      []<typename T>(T g, T x) { return g * gelu_erf_grad(x); }, false);
+      []<typename T>(T g, T x) __attribute__((always_inline)) { return g * gelu_erf_grad(x); },
+      false);
 }
 
 }  // namespace heed

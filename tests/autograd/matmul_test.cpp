@@ -108,6 +108,25 @@ TEST(Matmul, Bf16PrecisionSwitchRoutesF32ProductsThroughBf16) {
   EXPECT_GT(max_relative_error(c, reference(a, b)), 0.0);  // it really did round
 }
 
+TEST(Matmul, Bf16CopyOfAParameterFollowsItsWritesAndItsViews) {
+  // A parameter's storage keeps its bf16 copy between writes: a product after an in-place
+  // write must see the new values, and a transposed view must read the copy transposed.
+  Tensor a = rand({8, 32}, 23), w = rand({8, 32}, 24);
+  w.storage()->set_keeps_bf16_copy(true);
+  const auto product_of_rounded = [&](const Tensor& x, const Tensor& y) {
+    return reference(x.to(DType::bf16).to(DType::f32), y.to(DType::bf16).to(DType::f32));
+  };
+  set_matmul_precision(MatmulPrecision::bf16);
+  Tensor before = matmul(a, w.transpose(0, 1));
+  w.add_(ones({8, 32}), 0.5);
+  Tensor after = matmul(a, w.transpose(0, 1));
+  Tensor other_view = matmul(w, a.transpose(0, 1));
+  set_matmul_precision(MatmulPrecision::f32);
+  EXPECT_GT(max_relative_error(before, after), 1e-2);
+  EXPECT_LT(max_relative_error(after, product_of_rounded(a, w.transpose(0, 1))), 1e-5);
+  EXPECT_LT(max_relative_error(other_view, product_of_rounded(w, a.transpose(0, 1))), 1e-5);
+}
+
 TEST(Matmul, PrimitiveCacheReusesPrimitivesForRepeatedShapes) {
   Tensor a = rand({13, 7}, 21), b = rand({7, 5}, 22);
   matmul(a, b);

@@ -157,17 +157,26 @@ TEST(Ops, DropoutDropsTheRightShareAndScalesTheRest) {
 
 TEST(Ops, DropoutKeepsExactlyTheElementsWhosePhiloxDrawClearsP) {
   // The definition, element by element: element i of a dropout call that reserved Philox
-  // blocks from `offset` is kept iff draw i % 4 of block offset + i / 4 is >= p. Covers a
-  // length that is not a multiple of 4 and spans several of the kernel's tasks.
+  // blocks from `offset` takes 16-bit half i % 2 (low first) of word (i / 2) % 4 of block
+  // offset + i / 8, and is kept iff that draw is >= round(p * 65536). Covers a length that is
+  // not a multiple of 8 and spans several of the kernel's tasks; the gradient uses the same
+  // mask.
   Generator g(11);
   g.reserve_blocks(3);  // start at a non-zero offset
   const uint64_t offset = g.state().offset;
   const int64_t n = 9001;
   const double p = 0.3;
-  std::vector<float> y = dropout(ones({n}), p, true, g).to_vector<float>();
+  Tensor x = ones({n});
+  x.set_requires_grad(true);
+  Tensor y = dropout(x, p, true, g);
+  sum(y).backward();
+  const std::vector<float> values = y.to_vector<float>(), grads = x.grad().to_vector<float>();
+  const uint32_t threshold = 19661;  // round(0.3 * 65536)
   for (int64_t i = 0; i < n; ++i) {
-    const float draw = uint_to_unit_float(philox4x32(g.seed(), offset + i / 4)[i % 4]);
-    ASSERT_EQ(y[i] != 0.0f, draw >= static_cast<float>(p)) << "element " << i;
+    const uint32_t word = philox4x32(g.seed(), offset + i / 8)[(i / 2) % 4];
+    const uint32_t draw = (word >> (16 * (i % 2))) & 0xFFFF;
+    ASSERT_EQ(values[i] != 0.0f, draw >= threshold) << "element " << i;
+    ASSERT_EQ(grads[i], values[i]) << "element " << i;
   }
 }
 

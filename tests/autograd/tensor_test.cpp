@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <cstring>
 
 #include "autograd/allocator.h"
 #include "autograd/ops.h"
@@ -118,6 +119,23 @@ TEST(Tensor, Bf16RoundTripIsWithinBf16Precision) {
   std::vector<float> orig = x.to_vector<float>();
   for (size_t i = 0; i < back.size(); ++i) {
     EXPECT_NEAR(back[i], orig[i], std::abs(orig[i]) * (1.0 / 256));  // 8 bits of mantissa
+  }
+}
+
+TEST(Tensor, Bf16ConversionOfATensorRoundsAsTheScalarDoes) {
+  // The vectorised f32 -> bf16 copy against bf16(float): ties to even both ways, the largest
+  // finite values (which round to infinity), infinities, NaNs and a sweep of bit patterns.
+  std::vector<uint32_t> patterns = {0x3f808000u, 0x3f818000u, 0x3f807fffu, 0x7f7fffffu,
+                                    0xff7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                                    0x7f800001u, 0xffffffffu, 0x00000001u, 0x80000000u};
+  for (uint32_t u = 0; u < 0xffff0000u; u += 0x00010003u) patterns.push_back(u);
+  std::vector<float> values(patterns.size());
+  std::memcpy(values.data(), patterns.data(), 4 * patterns.size());
+  Tensor x = from_vector<float>(values, {static_cast<int64_t>(values.size())});
+  Tensor y = x.to(DType::bf16);
+  const bf16* bits = y.data<bf16>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    ASSERT_EQ(bits[i].bits, bf16(values[i]).bits) << std::hex << patterns[i];
   }
 }
 

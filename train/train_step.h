@@ -1,0 +1,56 @@
+#pragma once
+// One optimizer step as `train` runs it: forward and backward over the micro-batches, global-norm
+// clipping, the optimizer's update. bench/train_step_bench.cpp times this same function, so the
+// benchmark's figures are the trainer's.
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "data/batch.h"
+#include "nn/models/pretrained.h"
+#include "optim/optimizer.h"
+#include "train/config.h"
+
+namespace heed::train {
+
+// The loss of one batch, with the logits and labels its metrics need. Label smoothing is for
+// the training loss only: evaluation passes 0 and reports the plain NLL.
+struct BatchLoss {
+  Tensor loss, logits, labels;
+  int64_t targets = 0;
+};
+BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Batch& batch,
+                     double label_smoothing = 0.0);
+
+// The run's optimizer over the model's parameters: AdamW or SGD, with weight decay on every
+// parameter but biases and LayerNorm weights.
+std::unique_ptr<optim::Optimizer> make_optimizer(const OptimConfig& config,
+                                                 const nn::Module& model);
+
+struct StepOptions {
+  int64_t grad_accum_steps = 1;
+  double max_grad_norm = 1.0;  // 0 = no clipping (the norm is still measured)
+  double label_smoothing = 0.0;
+};
+
+// Wall seconds of each phase of a step, summed over its micro-batches.
+struct StepSeconds {
+  double forward = 0.0, backward = 0.0, optimizer = 0.0;
+};
+
+struct StepOutcome {
+  double loss = 0.0;       // mean over the micro-batches
+  double grad_norm = 0.0;  // before clipping
+  int64_t tokens = 0;      // real (unpadded) tokens read
+  // Set when a micro-batch's loss was not finite: its value and index. The step then stopped
+  // before that micro-batch's backward, and no parameter changed.
+  std::optional<double> nonfinite_loss;
+  int64_t nonfinite_micro = 0;
+  StepSeconds seconds;
+};
+
+// One step over `grad_accum_steps` batches from `next_batch`; gradients are zero after it.
+StepOutcome train_step(Task task, nn::PretrainedModel& model, optim::Optimizer& optimizer,
+                       const std::function<data::Batch()>& next_batch, const StepOptions& options);
+
+}  // namespace heed::train
