@@ -116,8 +116,16 @@ Tensor log_softmax(const Tensor& a, int64_t dim);
 Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask = Tensor(),
                          bool causal = false);
 
-// Inverted dropout: zeroes each element with probability p and scales the rest by
-// 1/(1-p). The mask is regenerated in backward from (seed, offset): nothing is stored.
+// dropout(attention_softmax(scores, scale, mask, causal), p, true, generator) in one pass,
+// dropping the same elements; its backward is one pass too. `probs`, if given, receives the
+// probabilities before dropout.
+Tensor attention_softmax_dropout(const Tensor& scores, double scale, const Tensor& mask,
+                                 bool causal, double p, Generator& generator,
+                                 Tensor* probs = nullptr);
+
+// Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p).
+// The elements come from the counter-based stream of (generator's seed, reserved offset); the
+// kept ones are stored as a byte each for backward.
 Tensor dropout(const Tensor& a, double p, bool training, Generator& generator);
 
 // Mean cross-entropy of logits [N, C] against class ids [N] (i64), over the targets that are

@@ -16,11 +16,13 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   // k^T is a strided view: the product reads it in place.
   Tensor scores = matmul(q, k.transpose(-1, -2));
-  Tensor p = attention_softmax(scores, scale, mask, causal);
-  if (probs) *probs = p;
+  Tensor p;
   if (training && dropout_p > 0.0) {
     HEED_CHECK(generator != nullptr, "attention: dropout needs a generator");
-    p = dropout(p, dropout_p, true, *generator);
+    p = attention_softmax_dropout(scores, scale, mask, causal, dropout_p, *generator, probs);
+  } else {
+    p = attention_softmax(scores, scale, mask, causal);
+    if (probs) *probs = p;
   }
   return matmul(p, v);
 }

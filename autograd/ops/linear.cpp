@@ -38,11 +38,14 @@ struct LinearBackward : Node {
   std::vector<Tensor> backward(const Tensor& g) override {
     Tensor x2 = saved(0), w = saved(1);
     Tensor g2 = g.contiguous().reshape({-1, g.size(-1)});
+    // With bf16 products the input was saved in bf16; the gradient is rounded once for both
+    // of its products.
+    const Tensor g_operand = x2.dtype() == DType::bf16 ? g2.to(DType::bf16) : g2;
     Tensor gx, gw, gb;
     const bool out_in = layout == WeightLayout::out_in;
-    if (next_edges[0]) gx = matmul(g2, out_in ? w : w.transpose(0, 1)).reshape(x_shape);
+    if (next_edges[0]) gx = matmul(g_operand, out_in ? w : w.transpose(0, 1)).reshape(x_shape);
     if (next_edges[1]) {
-      gw = out_in ? matmul(g2.transpose(0, 1), x2) : matmul(x2.transpose(0, 1), g2);
+      gw = out_in ? matmul(g_operand.transpose(0, 1), x2) : matmul(x2.transpose(0, 1), g_operand);
     }
     if (next_edges.size() > 2 && next_edges[2]) gb = column_sums(g2);
     return {gx, gw, gb};
@@ -71,6 +74,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightL
   {
     NoGradGuard no_grad;
     x2 = x.contiguous().reshape({-1, x.size(-1)});
+    // bf16 products round the input once, here, and backward reuses that copy (half the
+    // memory of the f32 input, and no second conversion for the weight gradient).
+    if (x.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16) {
+      x2 = x2.to(DType::bf16);
+    }
   }
   Shape out_shape = x.shape();
   out_shape.back() = out_features;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/strided_loop.h"
@@ -123,7 +124,49 @@ Tensor log_softmax(const Tensor& a, int64_t dim) {
                         [](const Tensor& t) { return softmax_last(t, true); });
 }
 
-Tensor attention_softmax(const Tensor& scores_in, double scale, const Tensor& mask, bool causal) {
+namespace {
+
+// gx = scale * y * (gy - sum(gy * y)) per row with gy = g * keep / (1 - p): the backward of
+// dropout after softmax, in one pass.
+struct AttentionSoftmaxDropoutBackward : Node {
+  double scale = 1.0, p = 0.0;
+  const char* name() const override { return "AttentionSoftmaxDropoutBackward"; }
+  std::vector<Tensor> backward(const Tensor& g_in) override {
+    Tensor g = g_in.contiguous(), y = saved(0), keep = saved(1);
+    const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+    Tensor gx = Tensor::empty(y.shape(), y.dtype());
+    const uint8_t* k = keep.data<uint8_t>();
+    dispatch_float(y.dtype(), "attention softmax dropout backward", [&]<typename T>() {
+      const T* gp = g.data<T>();
+      const T* yp = y.data<T>();
+      T* o = gx.data<T>();
+      const T s = static_cast<T>(scale), inv_keep = static_cast<T>(1.0 / (1.0 - p));
+      parallel_for(rows, width, [&](int64_t r) {
+        const T* gr = gp + r * width;
+        const T* yr = yp + r * width;
+        const uint8_t* kr = k + r * width;
+        T* orow = o + r * width;
+        T dot = 0;
+        for (int64_t c = 0; c < width; ++c) {
+          orow[c] = gr[c] * (static_cast<T>(kr[c]) * inv_keep);  // gy, kept in the output
+          dot += orow[c] * yr[c];
+        }
+        for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (orow[c] - dot);
+      });
+    });
+    return {gx};
+  }
+};
+
+struct RowDropout {
+  double p = 0.0;
+  uint64_t seed = 0, offset = 0;
+};
+
+// softmax(scores * scale + mask), and with `drop` dropout after it: returns the dropped
+// probabilities and puts the undropped ones in *probs and the kept elements in *keep.
+Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tensor& mask,
+                              bool causal, const RowDropout* drop, Tensor* probs, Tensor* keep) {
   HEED_CHECK(scores_in.dim() >= 2, "attention_softmax: scores must be [.., Tq, Tk], got {}",
              scores_in.shape_str());
   Tensor scores = scores_in.contiguous();
@@ -143,13 +186,38 @@ Tensor attention_softmax(const Tensor& scores_in, double scale, const Tensor& ma
     mask_strides = broadcast_strides(mask, shape);
   }
   Tensor out = Tensor::empty(shape, scores.dtype());
+  Tensor dropped = out;
+  uint8_t* kept = nullptr;
+  if (drop) {
+    dropped = Tensor::empty(shape, scores.dtype());
+    *keep = Tensor::empty(shape, DType::u8);
+    kept = keep->data<uint8_t>();
+  }
   dispatch_float(scores.dtype(), "attention_softmax", [&]<typename T>() {
     const T* x = scores.data<T>();
     T* o = out.data<T>();
+    T* dropped_data = dropped.data<T>();
     const T s = static_cast<T>(scale);
     const T* add_mask = mask.defined() && !bool_mask ? mask.data<T>() : nullptr;
     const uint8_t* keep_mask = bool_mask ? mask.data<uint8_t>() : nullptr;
     const T neg_inf = -std::numeric_limits<T>::infinity();
+    // Row r of the dropout: the same draws dropout() takes for elements r * tk ...
+    const auto dropout_row = [&](int64_t r, const T* probs_row) {
+      const uint32_t threshold = dropout_threshold(drop->p);
+      const T inv_keep = static_cast<T>(1.0 / (1.0 - drop->p));
+      T* out_row = dropped_data + r * tk;
+      uint8_t* keep_row = kept + r * tk;
+      uint16_t draws[kMaxDropoutDraws];
+      for (int64_t c0 = 0; c0 < tk; c0 += kMaxDropoutDraws) {
+        const int64_t count = std::min(tk - c0, kMaxDropoutDraws);
+        dropout_draws(drop->seed, drop->offset, r * tk + c0, count, draws);
+        for (int64_t c = 0; c < count; ++c) {
+          const uint8_t k = draws[c] >= threshold;
+          keep_row[c0 + c] = k;
+          out_row[c0 + c] = probs_row[c0 + c] * (static_cast<T>(k) * inv_keep);
+        }
+      }
+    };
     parallel_for(rows, tk, [&](int64_t r) {
       const T* xr = x + r * tk;
       T* orow = o + r * tk;
@@ -175,6 +243,7 @@ Tensor attention_softmax(const Tensor& scores_in, double scale, const Tensor& ma
       }
       if (m == neg_inf) {  // every key removed: no attention at all
         for (int64_t c = 0; c < tk; ++c) orow[c] = 0;
+        if (drop) dropout_row(r, orow);
         return;
       }
       T total = 0;
@@ -185,13 +254,47 @@ Tensor attention_softmax(const Tensor& scores_in, double scale, const Tensor& ma
       const T inv = T(1) / total;
       for (int64_t c = 0; c < limit; ++c) orow[c] *= inv;
       for (int64_t c = limit; c < tk; ++c) orow[c] = 0;
+      if (drop) dropout_row(r, orow);
     });
   });
-  if (needs_grad({&scores_in})) {
+  if (probs) *probs = out;
+  return dropped;
+}
+
+}  // namespace
+
+Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask, bool causal) {
+  Tensor out = attention_softmax_rows(scores, scale, mask, causal, nullptr, nullptr, nullptr);
+  if (needs_grad({&scores})) {
     auto node = std::make_shared<SoftmaxBackward>();
     node->scale = scale;
     node->save(out);
-    attach_node(out, node, {scores_in});
+    attach_node(out, node, {scores});
+  }
+  return out;
+}
+
+Tensor attention_softmax_dropout(const Tensor& scores, double scale, const Tensor& mask,
+                                 bool causal, double p, Generator& generator, Tensor* probs) {
+  HEED_CHECK(p >= 0.0 && p < 1.0,
+             "attention_softmax_dropout: probability must be in [0, 1), got {}", p);
+  if (p == 0.0) {
+    Tensor out = attention_softmax(scores, scale, mask, causal);
+    if (probs) *probs = out;
+    return out;
+  }
+  const RowDropout drop{p, generator.seed(),
+                        generator.reserve_blocks(dropout_blocks(scores.numel()))};
+  Tensor y, keep;
+  Tensor out = attention_softmax_rows(scores, scale, mask, causal, &drop, &y, &keep);
+  if (probs) *probs = y;
+  if (needs_grad({&scores})) {
+    auto node = std::make_shared<AttentionSoftmaxDropoutBackward>();
+    node->scale = scale;
+    node->p = p;
+    node->save(y);
+    node->save(keep);
+    attach_node(out, node, {scores});
   }
   return out;
 }
