@@ -7,11 +7,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <numeric>
 #include <cstdio>
 #include <dnnl.hpp>
 #include <string>
 #include <vector>
 
+#include "autograd/allocator.h"
 #include "autograd/generator.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
@@ -108,9 +111,18 @@ data::Batch synthetic_batch(const Workload& w, Generator& g) {
   for (int64_t i = 0; i < n; ++i) b.input_ids.push_back(token());
   b.attention_mask.assign(n, 1);
   b.token_type_ids.assign(n, 0);
-  if (w.task == train::Task::kMlm) {  // 15% of the positions predicted
+  if (w.task == train::Task::kMlm) {
+    // Exactly 15% of the positions predicted, at random places: every batch then has the
+    // same shapes, as in bench/pytorch_train_step.py.
     b.label_len = w.seq;
-    for (int64_t id : b.input_ids) b.labels.push_back(g.next_double() < 0.15 ? id : -100);
+    b.labels.assign(n, -100);
+    std::vector<int64_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    for (int64_t i = n - 1; i > 0; --i) {
+      std::swap(order[i], order[g.next_below(static_cast<uint64_t>(i) + 1)]);
+    }
+    const int64_t labelled = std::llround(0.15 * static_cast<double>(n));
+    for (int64_t i = 0; i < labelled; ++i) b.labels[order[i]] = b.input_ids[order[i]];
   } else if (w.task == train::Task::kClm) {  // labels[t] = input_ids[t + 1]
     b.label_len = w.seq;
     for (int64_t i = 0; i < n; ++i) {
@@ -233,7 +245,9 @@ int main(int argc, char** argv) {
 
   std::vector<double> forward, backward, update, total;
   double loss = 0;
+  AllocatorStats before_timed{};
   for (int64_t s = 0; s < warmup + steps; ++s) {
+    if (s == warmup) before_timed = allocator_stats();
     const auto start = Clock::now();
     train::StepOutcome o = train::train_step(w.task, *model, *optimizer, next_batch, options);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -250,11 +264,16 @@ int main(int argc, char** argv) {
   std::printf("framework: heed\nmodel: %s\nprecision: %s\nthreads: %d\n", model_name.c_str(),
               precision.c_str(), num_threads());
   std::printf("tokens_per_step: %ld\n", tokens);
-  std::printf("flops_per_step: %.4g\n", flops_per_step(w, labelled / positions));
+  std::printf("flops_per_step: %.0f\n", flops_per_step(w, labelled / positions));
   std::printf("parameters: %ld\n", parameters);
   std::printf("forward_ms: %.2f\nbackward_ms: %.2f\noptimizer_ms: %.2f\nstep_ms: %.2f\n",
               1e3 * median(forward), 1e3 * median(backward), 1e3 * median(update),
               1e3 * median(total));
+  // In steady state every block a step asks for should come from the allocator's cache.
+  const AllocatorStats after_timed = allocator_stats();
+  std::printf("os_allocations_per_step: %.1f\n",
+              static_cast<double>(after_timed.os_allocations - before_timed.os_allocations) /
+                  static_cast<double>(steps));
   std::printf("loss: %.4f\n", loss);
   std::printf("tokens_per_second: %.1f\n", tokens / median(total));
   return 0;

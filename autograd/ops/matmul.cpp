@@ -61,9 +61,15 @@ Tensor to_bf16_keep_layout(const Tensor& t) {
 }
 
 struct MatmulBackward : Node {
+  DType a_dtype, b_dtype;  // of the operands as given (saved may be their bf16 copies)
   const char* name() const override { return "MatmulBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override {
+  std::vector<Tensor> backward(const Tensor& g_in) override {
     Tensor a = saved(0), b = saved(1);
+    // Products with a bf16 operand run in bf16: round the gradient once for both of them.
+    Tensor g = g_in;
+    if (g.dtype() == DType::f32 && (a.dtype() == DType::bf16 || b.dtype() == DType::bf16)) {
+      g = to_bf16_keep_layout(g);
+    }
     Tensor ga, gb;
     if (next_edges[0]) ga = sum_to(matmul(g, b.transpose(-1, -2)), a.shape());
     if (next_edges[1]) {
@@ -76,8 +82,8 @@ struct MatmulBackward : Node {
         gb = sum_to(matmul(a.transpose(-1, -2), g), b.shape());
       }
     }
-    if (ga.defined() && ga.dtype() != a.dtype()) ga = ga.to(a.dtype());
-    if (gb.defined() && gb.dtype() != b.dtype()) gb = gb.to(b.dtype());
+    if (ga.defined() && ga.dtype() != a_dtype) ga = ga.to(a_dtype);
+    if (gb.defined() && gb.dtype() != b_dtype) gb = gb.to(b_dtype);
     return {ga, gb};
   }
 };
@@ -133,18 +139,28 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   out_shape.push_back(a.size(-2));
   out_shape.push_back(b.size(-1));
   Tensor out = Tensor::empty(out_shape, f64 ? DType::f64 : DType::f32);
+  // bf16 products round each operand once, here; backward reuses these copies (attention's
+  // q, k, v and probabilities are then held in half the memory).
+  Tensor a_operand = a, b_operand = b;
+  if (!f64 && g_precision == MatmulPrecision::bf16) {
+    NoGradGuard no_grad;
+    a_operand = to_bf16_keep_layout(a);
+    b_operand = to_bf16_keep_layout(b);
+  }
   if (out.numel() > 0) {
     if (a.size(-1) == 0) {
       NoGradGuard no_grad;
       out.zero_();
     } else {
-      matmul_into(a, b, Tensor(), out);
+      matmul_into(a_operand, b_operand, Tensor(), out);
     }
   }
   if (needs_grad({&a, &b})) {
     auto node = std::make_shared<MatmulBackward>();
-    node->save(a);
-    node->save(b);
+    node->a_dtype = a.dtype();
+    node->b_dtype = b.dtype();
+    node->save(a_operand);
+    node->save(b_operand);
     attach_node(out, node, {a, b});
   }
   return out;
