@@ -6,6 +6,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -67,7 +68,10 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
       for (const auto& weak : node->retained_outputs) {
         if (auto impl = weak.lock()) impl->grad = grad.clone().impl_ptr();
       }
-      input_grads = node->backward(grad);
+      {
+        OpTimer timer(node->name());
+        input_grads = node->backward(grad);
+      }
       if (!retain_graph) node->release_saved();
     }
     for (size_t i = 0; i < node->next_edges.size(); ++i) {
@@ -78,6 +82,7 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
         if (!slot.defined()) {
           slot = std::move(input_grads[i]);
         } else {
+          OpTimer timer("(gradient sum)");
           slot = add(slot, input_grads[i]);
         }
       }

@@ -4,13 +4,14 @@
 //   build/bench/bench_train_step --model bert-mini|gpt-mini|bert-small|seq2seq
 //                                --precision f32|bf16 --steps 10 [--threads 2]
 //   build/bench/bench_train_step --matmul-peak --precision f32|bf16   (oneDNN's peak here)
+// With HEED_PROFILE=1 it also prints, on stderr, the time of each op over the timed steps.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <numeric>
 #include <cstdio>
 #include <dnnl.hpp>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "autograd/generator.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 #include "autograd/random.h"
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
@@ -247,7 +249,10 @@ int main(int argc, char** argv) {
   double loss = 0;
   AllocatorStats before_timed{};
   for (int64_t s = 0; s < warmup + steps; ++s) {
-    if (s == warmup) before_timed = allocator_stats();
+    if (s == warmup) {
+      before_timed = allocator_stats();
+      reset_op_times();
+    }
     const auto start = Clock::now();
     train::StepOutcome o = train::train_step(w.task, *model, *optimizer, next_batch, options);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -275,6 +280,7 @@ int main(int argc, char** argv) {
               static_cast<double>(after_timed.os_allocations - before_timed.os_allocations) /
                   static_cast<double>(steps));
   std::printf("loss: %.4f\n", loss);
+  if (profiling()) std::fprintf(stderr, "%s", op_time_report().c_str());  // HEED_PROFILE=1
   std::printf("tokens_per_second: %.1f\n", tokens / median(total));
   return 0;
 }

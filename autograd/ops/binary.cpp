@@ -2,6 +2,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -86,6 +87,7 @@ Tensor add_or_sub(const Tensor& a, const Tensor& b, double sign) {
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
+  OpTimer timer("add");
   return add_or_sub(a, b, 1.0);
 }
 Tensor sub(const Tensor& a, const Tensor& b) {

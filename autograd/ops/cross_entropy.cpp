@@ -7,8 +7,10 @@
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/row_reduce.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -50,6 +52,7 @@ struct CrossEntropyBackward : Node {
 
 Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in, int64_t ignore_index,
                      double label_smoothing) {
+  OpTimer timer("cross_entropy");
   HEED_CHECK(logits_in.dim() == 2, "cross_entropy: logits must be [N, C], got {}",
              logits_in.shape_str());
   HEED_CHECK(targets_in.dim() == 1 && targets_in.size(0) == logits_in.size(0),
@@ -78,13 +81,9 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in, int64_t 
     std::vector<double> row_loss(rows, 0.0);
     parallel_for(rows, classes, [&](int64_t r) {
       const T* xr = x + r * classes;
-      T m = -std::numeric_limits<T>::infinity();
-      for (int64_t c = 0; c < classes; ++c) m = std::max(m, xr[c]);
-      T s = 0, sum_x = 0;
-      for (int64_t c = 0; c < classes; ++c) {
-        s += fast::exp_nonpositive(xr[c] - m);
-        sum_x += xr[c];
-      }
+      const T m = rows::max(xr, classes, -std::numeric_limits<T>::infinity());
+      const T s = rows::sum_exp(xr, m, classes);
+      const T sum_x = rows::sum(xr, classes);
       l[r] = m + std::log(s);
       if (targets[r] == ignore_index) return;
       const double nll = static_cast<double>(l[r] - xr[targets[r]]);

@@ -5,6 +5,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -49,6 +50,7 @@ struct EmbeddingBackward : Node {
 }  // namespace
 
 Tensor embedding(const Tensor& weight, const Tensor& ids, int64_t padding_idx) {
+  OpTimer timer("embedding");
   HEED_CHECK(weight.dim() == 2, "embedding: weight must be [vocab, width], got {}",
              weight.shape_str());
   const int64_t vocab = weight.size(0), width = weight.size(1);

@@ -8,6 +8,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -73,6 +74,7 @@ struct LayerNormBackward : Node {
 }  // namespace
 
 Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, double eps) {
+  OpTimer timer("layer_norm");
   const int64_t width = x_in.size(-1);
   HEED_CHECK(
       weight.dim() == 1 && weight.size(0) == width && bias.dim() == 1 && bias.size(0) == width,

@@ -5,6 +5,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/matmul_impl.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -55,6 +56,7 @@ struct LinearBackward : Node {
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightLayout layout) {
+  OpTimer timer("linear");
   const bool out_in = layout == WeightLayout::out_in;
   const char* layout_name = out_in ? "[out, in]" : "[in, out]";
   HEED_CHECK(weight.dim() == 2, "linear: weight must be {}, got {}", layout_name,

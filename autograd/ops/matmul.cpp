@@ -9,6 +9,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/matmul_impl.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -122,6 +123,7 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, con
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  OpTimer timer("matmul");
   HEED_CHECK(a.dim() >= 2 && b.dim() >= 2, "matmul: needs at least 2-D operands, got {} and {}",
              a.shape_str(), b.shape_str());
   HEED_CHECK(a.size(-1) == b.size(-2), "matmul: inner sizes differ: {} x {}", a.shape_str(),

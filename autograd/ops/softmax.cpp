@@ -7,9 +7,11 @@
 #include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/row_reduce.h"
 #include "autograd/kernels/strided_loop.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -35,8 +37,7 @@ Tensor softmax_backward_rows(const Tensor& g_in, const Tensor& y, double scale) 
     parallel_for(rows, width, [&](int64_t r) {
       const T* gr = gp + r * width;
       const T* yr = yp + r * width;
-      T dot = 0;
-      for (int64_t c = 0; c < width; ++c) dot += gr[c] * yr[c];
+      const T dot = rows::dot(gr, yr, width);
       T* orow = o + r * width;
       for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (gr[c] - dot);
     });
@@ -87,10 +88,8 @@ Tensor softmax_last(const Tensor& a_in, bool log) {
     parallel_for(rows, width, [&](int64_t r) {
       const T* xr = x + r * width;
       T* orow = o + r * width;
-      T m = -std::numeric_limits<T>::infinity();
-      for (int64_t c = 0; c < width; ++c) m = std::max(m, xr[c]);
-      T total = 0;
-      for (int64_t c = 0; c < width; ++c) total += fast::exp_nonpositive(xr[c] - m);
+      const T m = rows::max(xr, width, -std::numeric_limits<T>::infinity());
+      const T total = rows::sum_exp(xr, m, width);
       if (log) {
         const T lse = m + std::log(total);
         for (int64_t c = 0; c < width; ++c) orow[c] = xr[c] - lse;
@@ -146,11 +145,10 @@ struct AttentionSoftmaxDropoutBackward : Node {
         const T* yr = yp + r * width;
         const uint8_t* kr = k + r * width;
         T* orow = o + r * width;
-        T dot = 0;
         for (int64_t c = 0; c < width; ++c) {
           orow[c] = gr[c] * (static_cast<T>(kr[c]) * inv_keep);  // gy, kept in the output
-          dot += orow[c] * yr[c];
         }
+        const T dot = rows::dot(static_cast<const T*>(orow), yr, width);
         for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (orow[c] - dot);
       });
     });
@@ -205,8 +203,10 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
     const auto dropout_row = [&](int64_t r, const T* probs_row) {
       const uint32_t threshold = dropout_threshold(drop->p);
       const T inv_keep = static_cast<T>(1.0 / (1.0 - drop->p));
-      T* out_row = dropped_data + r * tk;
-      uint8_t* keep_row = kept + r * tk;
+      // Restrict-qualified: the byte stores would otherwise force reloads (see dropout.cpp).
+      T* __restrict out_row = dropped_data + r * tk;
+      uint8_t* __restrict keep_row = kept + r * tk;
+      const T* __restrict in_row = probs_row;
       uint16_t draws[kMaxDropoutDraws];
       for (int64_t c0 = 0; c0 < tk; c0 += kMaxDropoutDraws) {
         const int64_t count = std::min(tk - c0, kMaxDropoutDraws);
@@ -214,7 +214,7 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
         for (int64_t c = 0; c < count; ++c) {
           const uint8_t k = draws[c] >= threshold;
           keep_row[c0 + c] = k;
-          out_row[c0 + c] = probs_row[c0 + c] * (static_cast<T>(k) * inv_keep);
+          out_row[c0 + c] = in_row[c0 + c] * (static_cast<T>(k) * inv_keep);
         }
       }
     };
@@ -233,24 +233,25 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
         }
         mask_step = mask_strides[nd - 1];
       }
-      T m = neg_inf;
-      for (int64_t c = 0; c < limit; ++c) {
-        T v = xr[c] * s;
-        if (add_mask) v += add_mask[mask_base + c * mask_step];
-        if (keep_mask && !keep_mask[mask_base + c * mask_step]) v = neg_inf;
-        orow[c] = v;
-        m = std::max(m, v);
+      if (keep_mask && mask_step == 1) {  // a padding mask row: a select, vectorised
+        const uint8_t* keep_row = keep_mask + mask_base;
+        for (int64_t c = 0; c < limit; ++c) orow[c] = keep_row[c] ? xr[c] * s : neg_inf;
+      } else {
+        for (int64_t c = 0; c < limit; ++c) {
+          T v = xr[c] * s;
+          if (add_mask) v += add_mask[mask_base + c * mask_step];
+          if (keep_mask && !keep_mask[mask_base + c * mask_step]) v = neg_inf;
+          orow[c] = v;
+        }
       }
+      const T m = rows::max(static_cast<const T*>(orow), limit, neg_inf);
       if (m == neg_inf) {  // every key removed: no attention at all
         for (int64_t c = 0; c < tk; ++c) orow[c] = 0;
         if (drop) dropout_row(r, orow);
         return;
       }
-      T total = 0;
-      for (int64_t c = 0; c < limit; ++c) {
-        orow[c] = fast::exp_nonpositive(orow[c] - m);
-        total += orow[c];
-      }
+      for (int64_t c = 0; c < limit; ++c) orow[c] = fast::exp_nonpositive(orow[c] - m);
+      const T total = rows::sum(static_cast<const T*>(orow), limit);
       const T inv = T(1) / total;
       for (int64_t c = 0; c < limit; ++c) orow[c] *= inv;
       for (int64_t c = limit; c < tk; ++c) orow[c] = 0;
@@ -264,6 +265,7 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
 }  // namespace
 
 Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask, bool causal) {
+  OpTimer timer("attention_softmax");
   Tensor out = attention_softmax_rows(scores, scale, mask, causal, nullptr, nullptr, nullptr);
   if (needs_grad({&scores})) {
     auto node = std::make_shared<SoftmaxBackward>();
@@ -276,6 +278,7 @@ Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask,
 
 Tensor attention_softmax_dropout(const Tensor& scores, double scale, const Tensor& mask,
                                  bool causal, double p, Generator& generator, Tensor* probs) {
+  OpTimer timer("attention_softmax_dropout");
   HEED_CHECK(p >= 0.0 && p < 1.0,
              "attention_softmax_dropout: probability must be in [0, 1), got {}", p);
   if (p == 0.0) {

@@ -6,6 +6,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -140,6 +141,7 @@ Tensor relu(const Tensor& a) {
 }
 
 Tensor gelu(const Tensor& a, GeluApproximation approximation) {
+  OpTimer timer("gelu");
   if (approximation == GeluApproximation::tanh) {
     return pointwise(
         a, "gelu", "GeluTanhBackward", []<typename T>(T x) { return gelu_tanh(x); },

@@ -1,0 +1,62 @@
+#pragma once
+// Reductions along a row with kLanes independent partial results. GCC keeps a plain
+// `total += x[c]` in source order, one element at a time (float addition is not associative);
+// partial results it may keep in separate vector lanes, so these run a vector at a time.
+// (-fassociative-math would do it too, but it folds kernels/fast_math.h's rounding trick.)
+// The order of additions is fixed by the row's length alone, not by the thread count.
+#include <algorithm>
+#include <cstdint>
+
+#include "autograd/kernels/fast_math.h"
+
+namespace heed::rows {
+
+constexpr int64_t kLanes = 16;
+
+// f(c) summed over c in [0, n).
+template <typename T, typename F>
+[[gnu::always_inline]] inline T sum_of(int64_t n, F f) {
+  T acc[kLanes] = {};
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] += f(c + j);
+  }
+  T total = 0;
+  for (; c < n; ++c) total += f(c);
+  for (int64_t j = 0; j < kLanes; ++j) total += acc[j];
+  return total;
+}
+
+template <typename T>
+[[gnu::always_inline]] inline T sum(const T* x, int64_t n) {
+  return sum_of<T>(n, [x](int64_t c) { return x[c]; });
+}
+
+template <typename T>
+[[gnu::always_inline]] inline T dot(const T* x, const T* y, int64_t n) {
+  return sum_of<T>(n, [x, y](int64_t c) { return x[c] * y[c]; });
+}
+
+// sum of e^(x[c] - m) for m >= every x[c].
+template <typename T>
+[[gnu::always_inline]] inline T sum_exp(const T* x, T m, int64_t n) {
+  return sum_of<T>(n, [x, m](int64_t c) { return fast::exp_nonpositive(x[c] - m); });
+}
+
+// The largest x[c], or -infinity for an empty row. A NaN in the row may or may not win, as
+// with std::max in a loop; the softmax of such a row is NaN either way.
+template <typename T>
+[[gnu::always_inline]] inline T max(const T* x, int64_t n, T lowest) {
+  T acc[kLanes];
+  for (int64_t j = 0; j < kLanes; ++j) acc[j] = lowest;
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] = acc[j] > x[c + j] ? acc[j] : x[c + j];
+  }
+  T m = lowest;
+  for (; c < n; ++c) m = std::max(m, x[c]);
+  for (int64_t j = 0; j < kLanes; ++j) m = std::max(m, acc[j]);
+  return m;
+}
+
+}  // namespace heed::rows
