@@ -58,6 +58,15 @@ size_t Node::save(const Tensor& t) {
   return saved_.size() - 1;
 }
 
+size_t Node::save_copy_of(const Tensor& copy, const Tensor& original) {
+  const size_t index = save(copy);
+  if (original.defined() && original.storage() != copy.storage()) {
+    saved_[index].original = original.storage();
+    saved_[index].original_version = original.version();
+  }
+  return index;
+}
+
 Tensor Node::saved(size_t index) const {
   HEED_CHECK(!released_,
              "{}: backward through a graph whose saved tensors were already freed; pass "
@@ -69,6 +78,12 @@ Tensor Node::saved(size_t index) const {
                "{}: a tensor of shape {} that backward needs was modified in place after it was "
                "saved (version {} -> {})",
                name(), s.tensor.shape_str(), s.version, s.tensor.version());
+  }
+  if (std::shared_ptr<Storage> original = s.original.lock()) {
+    HEED_CHECK(original->version() == s.original_version,
+               "{}: a tensor of shape {} that backward needs was modified in place after it was "
+               "saved (version {} -> {})",
+               name(), s.tensor.shape_str(), s.original_version, original->version());
   }
   return s.tensor;
 }

@@ -34,6 +34,9 @@ class Node {
   // Saves a tensor for backward. The saved handle is cut from the graph (no reference
   // cycle through an op's own output) and remembers the storage version at save time.
   size_t save(const Tensor& t);
+  // Saves `copy` (a bf16 copy of `original`, say) in place of `original`, and checks
+  // `original` for in-place changes as if it had been saved itself, without keeping it alive.
+  size_t save_copy_of(const Tensor& copy, const Tensor& original);
   // A saved tensor; throws if it was released or changed in place since it was saved.
   Tensor saved(size_t index) const;
 
@@ -41,6 +44,8 @@ class Node {
   struct Saved {
     Tensor tensor;
     uint64_t version = 0;
+    std::weak_ptr<Storage> original;  // save_copy_of: the storage watched instead
+    uint64_t original_version = 0;
   };
   std::vector<Saved> saved_;
   bool released_ = false;

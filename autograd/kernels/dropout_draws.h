@@ -6,6 +6,7 @@
 // It is kept when that draw is >= round(p * 65536): sixteen bits per element halve the
 // Philox work of a 32-bit draw and keep p within 2^-17 of what was asked.
 #include <bit>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -28,6 +29,7 @@ inline uint32_t dropout_threshold(double p) {
 constexpr int64_t kMaxDropoutDraws = 4096;
 inline void dropout_draws(uint64_t seed, uint64_t offset, int64_t first, int64_t count,
                           uint16_t* out) {
+  assert(count >= 0 && count <= kMaxDropoutDraws);
   const int64_t b0 = first / kDropoutDrawsPerBlock;
   const int64_t b1 = (first + count + kDropoutDrawsPerBlock - 1) / kDropoutDrawsPerBlock;
   uint32_t words[4 * (kMaxDropoutDraws / kDropoutDrawsPerBlock + 2)];

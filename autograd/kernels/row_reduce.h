@@ -43,15 +43,15 @@ template <typename T>
   return sum_of<T>(n, [x, m](int64_t c) { return fast::exp_nonpositive(x[c] - m); });
 }
 
-// The largest x[c], or -infinity for an empty row. A NaN in the row may or may not win, as
-// with std::max in a loop; the softmax of such a row is NaN either way.
+// The largest x[c] (`lowest` for an empty row). NaNs are passed over, as std::max(m, x)
+// passes over a NaN x; the softmax of such a row is NaN anyway, through its exp.
 template <typename T>
 [[gnu::always_inline]] inline T max(const T* x, int64_t n, T lowest) {
   T acc[kLanes];
   for (int64_t j = 0; j < kLanes; ++j) acc[j] = lowest;
   int64_t c = 0;
   for (; c + kLanes <= n; c += kLanes) {
-    for (int64_t j = 0; j < kLanes; ++j) acc[j] = acc[j] > x[c + j] ? acc[j] : x[c + j];
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] = x[c + j] > acc[j] ? x[c + j] : acc[j];
   }
   T m = lowest;
   for (; c < n; ++c) m = std::max(m, x[c]);

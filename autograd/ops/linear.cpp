@@ -96,7 +96,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightL
     auto node = std::make_shared<LinearBackward>();
     node->x_shape = x.shape();
     node->layout = layout;
-    node->save(x2);
+    node->save_copy_of(x2, x);
     node->save(weight);
     attach_node(out, node, inputs);
   }

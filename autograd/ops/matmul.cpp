@@ -161,8 +161,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     auto node = std::make_shared<MatmulBackward>();
     node->a_dtype = a.dtype();
     node->b_dtype = b.dtype();
-    node->save(a_operand);
-    node->save(b_operand);
+    node->save_copy_of(a_operand, a);
+    node->save_copy_of(b_operand, b);
     attach_node(out, node, {a, b});
   }
   return out;

@@ -29,8 +29,19 @@ TEST(RowReduce, SumDotMaxAndSumExpAgreeWithPlainLoopsForEveryLength) {
     EXPECT_NEAR(rows::sum(x.data(), n), sum, 1e-12) << n;
     EXPECT_NEAR(rows::dot(x.data(), y.data(), n), dot, 1e-12) << n;
     EXPECT_EQ(rows::max(x.data(), n, -std::numeric_limits<double>::infinity()), max) << n;
-    if (n > 0) EXPECT_NEAR(rows::sum_exp(x.data(), max, n), sum_exp, 1e-12) << n;
+    if (n > 0) {
+      EXPECT_NEAR(rows::sum_exp(x.data(), max, n), sum_exp, 1e-12) << n;
+    }
   }
+}
+
+TEST(RowReduce, MaxPassesOverNaNAndKeepsTheLargest) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> x(40, 1.0);
+  x[3] = 9.0;
+  x[19] = nan;  // in the same lane as x[3], after it
+  x[35] = nan;  // in the tail
+  EXPECT_EQ(rows::max(x.data(), 40, -std::numeric_limits<double>::infinity()), 9.0);
 }
 
 TEST(Profile, OpTimesAddUpPerNameLongestFirst) {

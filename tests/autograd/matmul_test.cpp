@@ -4,6 +4,7 @@
 
 #include "autograd/kernels/matmul_reference.h"
 #include "autograd/kernels/onednn_matmul.h"
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "autograd/random.h"
 #include "support/test_util.h"
@@ -100,9 +101,11 @@ TEST(Matmul, Bf16InputsAccumulateInF32WithinBf16Precision) {
 
 TEST(Matmul, Bf16PrecisionSwitchRoutesF32ProductsThroughBf16) {
   Tensor a = rand({8, 32}, 19), b = rand({32, 8}, 20);
-  set_matmul_precision(MatmulPrecision::bf16);
-  Tensor c = matmul(a, b);
-  set_matmul_precision(MatmulPrecision::f32);
+  Tensor c;
+  {
+    heed::testing::MatmulPrecisionScope bf16_products(MatmulPrecision::bf16);
+    c = matmul(a, b);
+  }
   Tensor exact = reference(a.to(DType::bf16).to(DType::f32), b.to(DType::bf16).to(DType::f32));
   EXPECT_LT(max_relative_error(c, exact), 1e-5);
   EXPECT_GT(max_relative_error(c, reference(a, b)), 0.0);  // it really did round
@@ -116,15 +119,35 @@ TEST(Matmul, Bf16CopyOfAParameterFollowsItsWritesAndItsViews) {
   const auto product_of_rounded = [&](const Tensor& x, const Tensor& y) {
     return reference(x.to(DType::bf16).to(DType::f32), y.to(DType::bf16).to(DType::f32));
   };
-  set_matmul_precision(MatmulPrecision::bf16);
-  Tensor before = matmul(a, w.transpose(0, 1));
-  w.add_(ones({8, 32}), 0.5);
-  Tensor after = matmul(a, w.transpose(0, 1));
-  Tensor other_view = matmul(w, a.transpose(0, 1));
-  set_matmul_precision(MatmulPrecision::f32);
+  Tensor before, after, other_view;
+  {
+    heed::testing::MatmulPrecisionScope bf16_products(MatmulPrecision::bf16);
+    before = matmul(a, w.transpose(0, 1));
+    w.add_(ones({8, 32}), 0.5);
+    after = matmul(a, w.transpose(0, 1));
+    other_view = matmul(w, a.transpose(0, 1));
+  }
   EXPECT_GT(max_relative_error(before, after), 1e-2);
   EXPECT_LT(max_relative_error(after, product_of_rounded(a, w.transpose(0, 1))), 1e-5);
   EXPECT_LT(max_relative_error(other_view, product_of_rounded(w, a.transpose(0, 1))), 1e-5);
+}
+
+TEST(Matmul, Bf16ProductsStillCatchAnOperandChangedBeforeBackward) {
+  // Backward keeps the operands' bf16 copies, yet a change to an operand itself must be
+  // caught as it is in f32 (a product from the copy would silently use the old values).
+  Tensor a = rand({4, 8}, 25), b = rand({8, 3}, 26);
+  a.set_requires_grad(true);
+  Tensor x = mul(a, 1.0);  // a non-leaf operand, changed in place below
+  Tensor y;
+  {
+    heed::testing::MatmulPrecisionScope bf16_products(MatmulPrecision::bf16);
+    y = sum(matmul(x, b));
+  }
+  {
+    NoGradGuard no_grad;  // as an optimizer's update would write it
+    x.add_(ones({4, 8}), 1.0);
+  }
+  EXPECT_THROW(y.backward(), std::exception);
 }
 
 TEST(Matmul, PrimitiveCacheReusesPrimitivesForRepeatedShapes) {

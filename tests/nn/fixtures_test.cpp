@@ -53,10 +53,7 @@ constexpr Tolerance kBf16{3e-2, 1e-2, 3e-2};
 // Runs the fixture: load weights, forward, compare, backward, compare every gradient.
 void check_fixture(const std::string& file_name, MatmulPrecision precision = MatmulPrecision::f32) {
   const Tolerance tol = precision == MatmulPrecision::bf16 ? kBf16 : kF32;
-  set_matmul_precision(precision);
-  struct Restore {
-    ~Restore() { set_matmul_precision(MatmulPrecision::f32); }
-  } restore;
+  heed::testing::MatmulPrecisionScope products(precision);
   SafetensorsFile file(fixture(file_name));
   nlohmann::json config = nlohmann::json::parse(file.metadata().at("config"));
   std::shared_ptr<PretrainedModel> model = model_from_config(config, 0);

@@ -44,4 +44,14 @@ inline double max_relative_error(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
+// Sets the matrix-product precision for a scope and puts f32 back however the scope ends, so
+// that a failing test does not leave the tests after it in bf16.
+class MatmulPrecisionScope {
+ public:
+  explicit MatmulPrecisionScope(MatmulPrecision precision) { set_matmul_precision(precision); }
+  ~MatmulPrecisionScope() { set_matmul_precision(MatmulPrecision::f32); }
+  MatmulPrecisionScope(const MatmulPrecisionScope&) = delete;
+  MatmulPrecisionScope& operator=(const MatmulPrecisionScope&) = delete;
+};
+
 }  // namespace heed::testing

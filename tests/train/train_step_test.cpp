@@ -7,6 +7,7 @@
 #include "autograd/generator.h"
 #include "autograd/ops.h"
 #include "nn/models/bert.h"
+#include "support/test_util.h"
 #include "train/train_step.h"
 
 using namespace heed;
@@ -39,7 +40,7 @@ std::vector<data::Batch> counting_batches(int64_t count, int64_t batch, int64_t 
 }
 
 std::vector<double> loss_curve(MatmulPrecision precision, int64_t steps) {
-  set_matmul_precision(precision);
+  heed::testing::MatmulPrecisionScope products(precision);
   nn::BertConfig c{.vocab_size = 40,
                    .hidden_size = 32,
                    .num_hidden_layers = 2,
@@ -60,7 +61,6 @@ std::vector<double> loss_curve(MatmulPrecision precision, int64_t steps) {
                           [&] { return batches[next++ % batches.size()]; }, {.max_grad_norm = 1.0});
     losses.push_back(o.loss);
   }
-  set_matmul_precision(MatmulPrecision::f32);
   return losses;
 }
 
