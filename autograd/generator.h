@@ -1,8 +1,7 @@
 #pragma once
 // A counter-based random generator (Philox-4x32-10, as in Salmon et al. 2011 and cuRAND).
 // Any random number is a pure function of (seed, counter), so kernels draw in parallel
-// without shared state, dropout regenerates its mask in backward instead of storing it,
-// and the whole state that a checkpoint must keep is two integers.
+// without shared state, and the whole state that a checkpoint must keep is two integers.
 #include <array>
 #include <cstdint>
 

@@ -1,5 +1,6 @@
 // softmax and log_softmax along a dim, and the fused attention softmax
-// softmax(scores * scale + mask), with causal masking, that attention uses.
+// softmax(scores * scale + mask), with causal masking, that attention uses; with dropout after
+// it in the same pass when training (attention_softmax_dropout).
 #include <cmath>
 #include <limits>
 
