@@ -2,9 +2,9 @@
 // combination, batched, broadcast, with bias; bf16 within bf16's precision.
 #include <gtest/gtest.h>
 
+#include "autograd/grad_mode.h"
 #include "autograd/kernels/matmul_reference.h"
 #include "autograd/kernels/onednn_matmul.h"
-#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "autograd/random.h"
 #include "support/test_util.h"
