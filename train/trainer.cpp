@@ -13,6 +13,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "autograd/profile.h"
 #include "nn/pretrained_io.h"
 #include "optim/schedule.h"
 #include "train/best_model.h"
@@ -484,6 +485,7 @@ class Run {
     }
     say(fmt::format("done: {} steps in {}; model in {}", step_, duration(elapsed()),
                     model_checkpoint));
+    if (profiling()) say("time per op over the run (HEED_PROFILE):\n" + op_time_report());
     return result;
   }
 

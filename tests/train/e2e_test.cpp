@@ -97,6 +97,27 @@ TEST(EndToEnd, TinyMlmLossFallsAndCheckpointsHoldEverything) {
   EXPECT_NE(o.output.find("fill-mask on held-out text"), std::string::npos);
 }
 
+TEST(EndToEnd, HeedProfilePrintsTheTimeOfEachOpAtTheEnd) {
+  const std::string out = fresh_dir("profile");
+  Outcome o = run_train(mlm_args(out,
+                                 "--set train.max_steps=5 --set schedule.warmup_steps=1 "
+                                 "--set checkpoint.every_steps=0 --set eval.every_steps=0"),
+                        "HEED_PROFILE=1");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const size_t table = o.output.find("time per op over the run (HEED_PROFILE):");
+  ASSERT_NE(table, std::string::npos) << o.output;
+  for (const char* op : {"LinearBackward", "linear", "attention_softmax_dropout", "layer_norm"}) {
+    EXPECT_NE(o.output.find(op, table), std::string::npos) << op;
+  }
+  // Off by default: no table.
+  Outcome quiet = run_train(mlm_args(out,
+                                     "--set train.max_steps=5 --set schedule.warmup_steps=1 "
+                                     "--set checkpoint.every_steps=0 --set eval.every_steps=0 "
+                                     "--set train.overwrite_output_dir=true"));
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+  EXPECT_EQ(quiet.output.find("time per op"), std::string::npos);
+}
+
 TEST(EndToEnd, KilledAndResumedRunMatchesAnUninterruptedOneBitForBit) {
   const std::string whole = fresh_dir("whole"), resumed = fresh_dir("resumed");
   const std::string every_step = "--set logging.every_steps=1";
