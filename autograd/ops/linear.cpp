@@ -41,7 +41,7 @@ struct LinearBackward : Node {
     Tensor g2 = g.contiguous().reshape({-1, g.size(-1)});
     // With bf16 products the input was saved in bf16; the gradient is rounded once for both
     // of its products.
-    const Tensor g_operand = x2.dtype() == DType::bf16 ? g2.to(DType::bf16) : g2;
+    const Tensor g_operand = x2.dtype() == DType::bf16 ? to_bf16_keep_layout(g2) : g2;
     Tensor gx, gw, gb;
     const bool out_in = layout == WeightLayout::out_in;
     if (next_edges[0]) gx = matmul(g_operand, out_in ? w : w.transpose(0, 1)).reshape(x_shape);
@@ -79,7 +79,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightL
     // bf16 products round the input once, here, and backward reuses that copy (half the
     // memory of the f32 input, and no second conversion for the weight gradient).
     if (x.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16) {
-      x2 = x2.to(DType::bf16);
+      x2 = to_bf16_keep_layout(x2);
     }
   }
   Shape out_shape = x.shape();

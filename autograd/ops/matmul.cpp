@@ -45,22 +45,6 @@ Tensor view_of_bf16_copy(const Tensor& t) {
   return Tensor::from_storage(copy, t.shape(), t.strides(), t.offset(), DType::bf16);
 }
 
-// `t` in bf16 with the same memory order: a transposed view converts as the dense tensor
-// underneath and stays a transposed view, so no operand is ever physically transposed.
-Tensor to_bf16_keep_layout(const Tensor& t) {
-  if (t.dtype() == DType::bf16) return t;
-  if (t.dtype() == DType::f32 && t.storage()->keeps_bf16_copy()) return view_of_bf16_copy(t);
-  Shape order(t.dim());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t x, int64_t y) { return t.strides()[x] > t.strides()[y]; });
-  Tensor dense_order = t.permute(order);
-  if (!dense_order.is_contiguous()) return t.to(DType::bf16);
-  Shape inverse(order.size());
-  for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
-  return dense_order.to(DType::bf16).permute(inverse);
-}
-
 struct MatmulBackward : Node {
   DType a_dtype, b_dtype;  // of the operands as given (saved may be their bf16 copies)
   const char* name() const override { return "MatmulBackward"; }
@@ -90,6 +74,22 @@ struct MatmulBackward : Node {
 };
 
 }  // namespace
+
+// A transposed view converts as the dense tensor underneath and stays a transposed view, so
+// no operand is ever physically transposed.
+Tensor to_bf16_keep_layout(const Tensor& t) {
+  if (t.dtype() == DType::bf16) return t;
+  if (t.dtype() == DType::f32 && t.storage()->keeps_bf16_copy()) return view_of_bf16_copy(t);
+  Shape order(t.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return t.strides()[x] > t.strides()[y]; });
+  Tensor dense_order = t.permute(order);
+  if (!dense_order.is_contiguous()) return t.to(DType::bf16);
+  Shape inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
+  return dense_order.to(DType::bf16).permute(inverse);
+}
 
 void set_matmul_precision(MatmulPrecision precision) {
   g_precision = precision;

@@ -8,4 +8,9 @@ namespace heed {
 // No autograd: the building block of matmul and linear.
 void matmul_into(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
 
+// `t` rounded to bf16 in the same memory order (a transposed view stays a transposed view of
+// a dense copy; a parameter reads its storage's cached copy): what a bf16 product reads. Ops
+// that feed one tensor to several products round it once with this and pass the copy.
+Tensor to_bf16_keep_layout(const Tensor& t);
+
 }  // namespace heed
