@@ -11,10 +11,10 @@
 
 #include "autograd/ops.h"
 #include "autograd/random.h"
-#include "train/generation.h"
+#include "decode/generation.h"
 
 using namespace heed;
-using namespace heed::train;
+using namespace heed::decode;
 
 namespace {
 

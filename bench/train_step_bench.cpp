@@ -254,7 +254,8 @@ int main(int argc, char** argv) {
       reset_op_times();
     }
     const auto start = Clock::now();
-    train::StepOutcome o = train::train_step(w.task, *model, *optimizer, next_batch, options);
+    train::StepOutcome o =
+        train::train_step(train::task_for(w.task), *model, *optimizer, next_batch, options);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (s < warmup) continue;
     forward.push_back(o.seconds.forward);

@@ -3,11 +3,13 @@
 // clean text, isolate CJK ideographs, NFC, split on whitespace, lower-case and strip accents
 // (uncased), split punctuation, then greedy longest-match-first WordPiece with "##".
 // Special tokens are looked up in the vocabulary by name, never assumed to have fixed ids.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "data/vocab.h"
@@ -33,6 +35,11 @@ struct WordPieceOptions {
 // budget, the first rounded up (head_tail: Sun et al. 2019, "How to Fine-Tune BERT for Text
 // Classification?", found it best for long documents, whose ends carry signatures and footers).
 enum class Truncation { kHead, kTail, kHeadTail };
+// Their names in configs (data.truncation), in tokenizer_config.json and on infer's command line.
+inline constexpr std::array<std::pair<Truncation, std::string_view>, 3> kTruncationNames{
+    {{Truncation::kHead, "head"},
+     {Truncation::kTail, "tail"},
+     {Truncation::kHeadTail, "head_tail"}}};
 
 // Shortens ids to keep_count ids (no-op if it is not longer), dropping from the side that
 // `side` gives up.

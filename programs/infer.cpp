@@ -18,7 +18,6 @@
 
 #include "autograd/error.h"
 #include "programs/infer_commands.h"
-#include "train/config_schema.h"
 
 namespace {
 
@@ -60,10 +59,10 @@ int run(int argc, char** argv) {
                    "truncation; a longer text is an error)")
       ->check(CLI::NonNegativeNumber)
       ->default_str("the checkpoint's data.max_seq_length");
-  // The names of the config's data.truncation, from its schema; read as a name so that the
-  // help and a bad value show the names, not the enum's numbers.
+  // The names of the config's data.truncation; read as a name so that the help and a bad value
+  // show the names, not the enum's numbers.
   std::map<std::string, heed::data::Truncation> truncation_sides;
-  for (const auto& [side, name] : heed::train::EnumInfo<heed::data::Truncation>::values)
+  for (const auto& [side, name] : heed::data::kTruncationNames)
     truncation_sides.emplace(name, side);
   std::string truncation_name;
   classify_cmd

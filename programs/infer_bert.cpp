@@ -7,10 +7,10 @@
 #include "autograd/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "data/tokenizer_io.h"
 #include "nn/models/bert.h"
 #include "programs/infer_commands.h"
 #include "programs/infer_common.h"
-#include "train/tokenizer_io.h"
 
 namespace heed::infer {
 namespace {
@@ -130,7 +130,7 @@ void classify_sequence(const Checkpoint& c, const ClassifyArgs& args,
   const std::vector<std::string> names = label_names(model.config);
   // By default inputs are cut as the training run cut them, so that a prediction here is the
   // one its evaluation scored.
-  const train::TruncationSettings trained = train::load_truncation(c.dir);
+  const data::TruncationSettings trained = data::load_truncation(c.dir);
   const size_t max_length =
       static_cast<size_t>(args.max_length.value_or(trained.max_length.value_or(0)));
   const data::Truncation side = args.truncation.value_or(trained.side);

@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "autograd/error.h"
+#include "data/tokenizer_io.h"
 #include "nn/pretrained_io.h"
-#include "train/tokenizer_io.h"
 
 namespace heed::infer {
 namespace {
@@ -40,10 +40,10 @@ std::string join_or(const std::vector<std::string>& names) {
 
 TextTokenizer TextTokenizer::load(const std::string& dir) {
   TextTokenizer t;
-  if (train::tokenizer_class(dir) == "HeedCharTokenizer") {
-    t.chars_ = train::load_char_tokenizer(dir);
+  if (data::tokenizer_class(dir) == "HeedCharTokenizer") {
+    t.chars_ = data::load_char_tokenizer(dir);
   } else {
-    t.wordpiece_ = train::load_wordpiece(dir);
+    t.wordpiece_ = data::load_wordpiece(dir);
   }
   return t;
 }

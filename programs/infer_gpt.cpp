@@ -2,10 +2,10 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/error.h"
+#include "decode/generation.h"
 #include "nn/models/gpt.h"
 #include "programs/infer_commands.h"
 #include "programs/infer_common.h"
-#include "train/generation.h"
 
 namespace heed::infer {
 namespace {
@@ -39,7 +39,7 @@ void run_generate(const GenerateArgs& args, std::ostream& out) {
   const std::vector<std::string> prompts = input_texts(args.prompt, "prompt");
   Checkpoint c = load_checkpoint(args.checkpoint, "generate", {"GPT2LMHeadModel"});
   const auto& model = static_cast<const nn::GPT&>(*c.model);
-  train::GenerationOptions options;
+  decode::GenerationOptions options;
   options.max_new_tokens = args.max_new_tokens;
   options.greedy = args.greedy;
   options.temperature = args.temperature;
@@ -56,7 +56,7 @@ void run_generate(const GenerateArgs& args, std::ostream& out) {
         "prompt is {} tokens (with the bos token); the model takes at most {} (n_positions), "
         "leaving no room to generate",
         input.size(), model.config.n_positions);
-    const train::GenerationResult r = train::generate(model, input, options);
+    const decode::GenerationResult r = decode::generate(model, input, options);
 
     std::vector<int32_t> all = prompt_ids;
     all.insert(all.end(), r.tokens.begin(), r.tokens.end());
@@ -69,7 +69,7 @@ void run_generate(const GenerateArgs& args, std::ostream& out) {
                   {"text", text},
                   {"tokens", tokens_json(c.tokenizer, r.tokens, r.log_probs)},
                   {"total_log_prob", r.total_log_prob},
-                  {"stop_reason", train::to_string(r.stop_reason)}}
+                  {"stop_reason", decode::to_string(r.stop_reason)}}
                  .dump()
           << "\n";
     } else {
@@ -88,7 +88,7 @@ void run_score(const ScoreArgs& args, std::ostream& out) {
     const std::vector<int32_t> input = with_bos(model, text_ids);
     check_length(input.size(), model.config.n_positions, "text (with the bos token)",
                  "n_positions");
-    const train::ScoreResult s = train::score(model, input);
+    const decode::ScoreResult s = decode::score(model, input);
     if (args.json) {
       out << json{{"text", texts[n]},
                   {"input_ids", input},

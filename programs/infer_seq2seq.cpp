@@ -2,10 +2,10 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/error.h"
+#include "decode/generation.h"
 #include "nn/models/encoder_decoder.h"
 #include "programs/infer_commands.h"
 #include "programs/infer_common.h"
-#include "train/generation.h"
 
 namespace heed::infer {
 
@@ -21,18 +21,18 @@ void run_translate(const TranslateArgs& args, std::ostream& out) {
     HEED_CHECK(!source.empty(), "text \"{}\" has no tokens", text);
     check_length(source.size(), model.config.max_position_embeddings, "text",
                  "max_position_embeddings");
-    train::GenerationResult r;
+    decode::GenerationResult r;
     double beam_score = 0.0;
     if (args.num_beams == 1) {
-      train::GenerationOptions options;
+      decode::GenerationOptions options;
       options.greedy = true;
       options.max_new_tokens = args.max_new_tokens;
-      r = train::generate(model, source, options);
+      r = decode::generate(model, source, options);
     } else {
-      train::BeamSearchOptions options;
+      decode::BeamSearchOptions options;
       options.num_beams = args.num_beams;
       options.max_new_tokens = args.max_new_tokens;
-      train::BeamSearchResult b = train::beam_search(model, source, options);
+      decode::BeamSearchResult b = decode::beam_search(model, source, options);
       r = std::move(b.best);
       beam_score = b.score;
     }
@@ -45,7 +45,7 @@ void run_translate(const TranslateArgs& args, std::ostream& out) {
                           {"log_probs", r.log_probs},
                           {"total_log_prob", r.total_log_prob},
                           {"num_beams", args.num_beams},
-                          {"stop_reason", train::to_string(r.stop_reason)}};
+                          {"stop_reason", decode::to_string(r.stop_reason)}};
       if (args.num_beams > 1) j["score"] = beam_score;
       out << j.dump() << "\n";
     } else {

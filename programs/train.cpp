@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "train/config.h"
+#include "train/config/config.h"
 #include "train/trainer.h"
 
 int main(int argc, char** argv) {

@@ -1,22 +1,8 @@
 #include "train/best_model.h"
 
 #include "autograd/error.h"
-#include "train/metrics.h"
-#include "train/sequence_metrics.h"
 
 namespace heed::train {
-
-std::vector<std::string> evaluation_metric_names(Task task,
-                                                 const std::vector<std::string>& class_names,
-                                                 bool decode) {
-  std::vector<std::string> names =
-      MetricAccumulator(task == Task::kClassification ? class_names : std::vector<std::string>{})
-          .metric_names();
-  if (task == Task::kSeq2Seq && decode) {
-    for (const std::string& n : SequenceErrorAccumulator::metric_names()) names.push_back(n);
-  }
-  return names;
-}
 
 std::string best_model_metric(const std::optional<std::string>& configured) {
   if (!configured) return "loss";

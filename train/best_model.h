@@ -11,15 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "train/config.h"
+#include "train/config/config.h"
 
 namespace heed::train {
-
-// The names an evaluation of `task` reports: what eval.metric_for_best_model may name.
-// `class_names`: a classifier's labels; `decode`: eval.decode (seq2seq error rates).
-std::vector<std::string> evaluation_metric_names(Task task,
-                                                 const std::vector<std::string>& class_names,
-                                                 bool decode);
 
 // A metric name as the user wrote it, without Hugging Face's "eval_" prefix ("eval_loss" ->
 // "loss"); unset means "loss", Hugging Face's default.

@@ -2,30 +2,14 @@
 // Everything a run builds from its config before the first step: the tokenizer (loaded, or
 // trained from the corpus), the datasets of each split and their collator, the model
 // (fresh, or initialised from a checkpoint), all seeded.
-#include <functional>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "data/char_tokenizer.h"
-#include "data/datasets.h"
-#include "data/loader.h"
-#include "data/wordpiece.h"
 #include "nn/models/pretrained.h"
-#include "train/config.h"
+#include "train/config/config.h"
+#include "train/tasks/task_data.h"
 
 namespace heed::train {
-
-using Log = std::function<void(const std::string&)>;
-
-struct TaskData {
-  std::optional<data::WordPieceTokenizer> wordpiece;
-  std::optional<data::CharTokenizer> chars;
-  std::shared_ptr<const data::Dataset> train, valid, test;
-  data::CollateFn collate;
-  std::vector<std::string> labels;  // classification label names
-};
 
 // Loads or trains the tokenizer and reads every split.
 TaskData build_task_data(const RunConfig& config, const Log& log);

@@ -8,7 +8,6 @@
 #include "optim/clip.h"
 #include "optim/param_groups.h"
 #include "optim/sgd.h"
-#include "train/batch_tensors.h"
 
 namespace heed::train {
 namespace {
@@ -28,31 +27,6 @@ int64_t real_tokens(const data::Batch& b) {
 
 }  // namespace
 
-BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Batch& batch,
-                     double label_smoothing) {
-  nn::ModelInputs in = to_model_inputs(batch);
-  BatchLoss r;
-  r.targets = batch.num_target_tokens;
-  r.labels = in.labels;
-  if (task == Task::kClm) {
-    // The causal collator has already shifted the labels (labels[t] = token t+1), so the
-    // loss is taken position by position rather than by the model's own shift.
-    in.labels = Tensor();
-    r.logits = model.forward(in).logits;
-    const int64_t V = r.logits.size(-1);
-    r.loss =
-        cross_entropy(r.logits.reshape({-1, V}), r.labels.reshape({-1}), -100, label_smoothing);
-    return r;
-  }
-  in.only_labeled_logits = task == Task::kMlm;
-  in.label_smoothing = label_smoothing;
-  nn::ModelOutputs out = model.forward(in);
-  r.loss = out.loss;
-  r.logits = out.logits;
-  if (out.labels.defined()) r.labels = out.labels;
-  return r;
-}
-
 std::unique_ptr<optim::Optimizer> make_optimizer(const OptimConfig& c, const nn::Module& model) {
   auto groups = optim::weight_decay_groups(model.named_parameters(), c.weight_decay);
   if (c.name == OptimizerName::kAdamW) {
@@ -68,14 +42,15 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const OptimConfig& c, const nn:
       optim::SGDOptions{.lr = c.lr, .momentum = c.momentum, .weight_decay = c.weight_decay});
 }
 
-StepOutcome train_step(Task task, nn::PretrainedModel& model, optim::Optimizer& optimizer,
-                       const std::function<data::Batch()>& next_batch, const StepOptions& o) {
+StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
+                       optim::Optimizer& optimizer, const std::function<data::Batch()>& next_batch,
+                       const StepOptions& o) {
   StepOutcome r;
   const double accum = static_cast<double>(o.grad_accum_steps);
   for (int64_t micro = 0; micro < o.grad_accum_steps; ++micro) {
     data::Batch batch = next_batch();
     auto start = Clock::now();
-    BatchLoss b = batch_loss(task, model, batch, o.label_smoothing);
+    BatchLoss b = task.loss(model, batch, o.label_smoothing);
     const double value = b.loss.item();
     r.seconds.forward += seconds_since(start);
     if (!std::isfinite(value)) {

@@ -9,18 +9,10 @@
 #include "data/batch.h"
 #include "nn/models/pretrained.h"
 #include "optim/optimizer.h"
-#include "train/config.h"
+#include "train/config/config.h"
+#include "train/tasks/task.h"
 
 namespace heed::train {
-
-// The loss of one batch, with the logits and labels its metrics need. Label smoothing is for
-// the training loss only: evaluation passes 0 and reports the plain NLL.
-struct BatchLoss {
-  Tensor loss, logits, labels;
-  int64_t targets = 0;
-};
-BatchLoss batch_loss(Task task, const nn::PretrainedModel& model, const data::Batch& batch,
-                     double label_smoothing = 0.0);
 
 // The run's optimizer over the model's parameters: AdamW or SGD, with weight decay on every
 // parameter but biases and LayerNorm weights.
@@ -50,7 +42,8 @@ struct StepOutcome {
 };
 
 // One step over `grad_accum_steps` batches from `next_batch`; gradients are zero after it.
-StepOutcome train_step(Task task, nn::PretrainedModel& model, optim::Optimizer& optimizer,
-                       const std::function<data::Batch()>& next_batch, const StepOptions& options);
+StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
+                       optim::Optimizer& optimizer, const std::function<data::Batch()>& next_batch,
+                       const StepOptions& options);
 
 }  // namespace heed::train

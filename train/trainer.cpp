@@ -17,12 +17,11 @@
 #include "nn/pretrained_io.h"
 #include "optim/schedule.h"
 #include "train/best_model.h"
-#include "train/config_origins.h"
-#include "train/did_you_mean.h"
+#include "train/config/config_origins.h"
+#include "train/config/did_you_mean.h"
 #include "train/metrics.h"
-#include "train/predictions.h"
-#include "train/seq2seq_eval.h"
 #include "train/task_setup.h"
+#include "train/tasks/task.h"
 #include "train/train_step.h"
 #include "train/training_checkpoint.h"
 
@@ -64,7 +63,7 @@ std::string duration(double seconds) {
 
 class Run {
  public:
-  explicit Run(const RunConfig& config) : c_(config) {}
+  explicit Run(const RunConfig& config) : c_(config), task_(task_for(config.task)) {}
 
   TrainerResult execute() {
     claim_output_dir();
@@ -126,7 +125,7 @@ class Run {
   void track_best_model() {
     const std::string metric = best_model_metric(c_.eval.metric_for_best_model);
     const std::vector<std::string> names =
-        evaluation_metric_names(c_.task, data_.labels, c_.eval.decode);
+        task_.metric_names(task_.scored_classes(data_.labels), c_.eval);
     if (!std::ranges::count(names, metric)) {
       const std::string key = "eval.metric_for_best_model";
       config_fail(c_.origins.where(key), "{}: {}", key, unknown_name("metric", metric, names));
@@ -235,24 +234,21 @@ class Run {
                          .seed = static_cast<uint64_t>(c_.train.seed)});
     uint64_t batches = loader.batches_per_epoch();
     if (c_.eval.max_batches > 0) batches = std::min<uint64_t>(batches, c_.eval.max_batches);
-    MetricAccumulator metrics(c_.task == Task::kClassification ? data_.labels
-                                                               : std::vector<std::string>{});
+    MetricAccumulator metrics(task_.scored_classes(data_.labels));
     for (uint64_t b = 0; b < batches; ++b) {
       data::Batch batch = loader.batch_at({0, b});
-      BatchLoss r = batch_loss(c_.task, *model_, batch);
+      BatchLoss r = task_.loss(*model_, batch, 0.0);
       metrics.add(r.loss.item(), r.targets, r.logits, r.labels);
     }
     std::map<std::string, double> results = metrics.results();
-    if (c_.task == Task::kSeq2Seq && c_.eval.decode) {
-      // Teacher-forced accuracy flatters a seq2seq model: also score what it decodes itself,
-      // over the same examples.
+    if (!task_.decoding_metric_names(c_.eval).empty()) {
+      // Metrics of what the model outputs by itself, over the same examples.
       const size_t n = std::min<size_t>(split->size(), batches * loader.options().batch_size);
       std::vector<data::Example> examples;
       for (size_t i = 0; i < n; ++i) examples.push_back(split->get(i));
-      const auto& model = dynamic_cast<const nn::EncoderDecoder&>(*model_);
-      Seq2SeqDecoding d =
-          decode_and_score(model, examples, c_.generation, loader.options().batch_size);
-      results.insert(d.metrics.begin(), d.metrics.end());
+      const std::map<std::string, double> decoded = task_.decoding_metrics(
+          *model_, examples, c_, static_cast<int64_t>(loader.options().batch_size));
+      results.insert(decoded.begin(), decoded.end());
     }
     model_->train();
     return results;
@@ -322,28 +318,6 @@ class Run {
     std::raise(sig);
   }
 
-  // A few held-out sources with the model's output and the references, spread over `split`.
-  std::string seq2seq_output_examples(const data::Dataset& split, size_t count) const {
-    std::vector<data::Example> examples;
-    const size_t stride = std::max<size_t>(1, split.size() / count);
-    for (size_t i = 0; i < split.size() && examples.size() < count; i += stride)
-      examples.push_back(split.get(i));
-    const auto& model = dynamic_cast<const nn::EncoderDecoder&>(*model_);
-    Seq2SeqDecoding d =
-        decode_and_score(model, examples, c_.generation, static_cast<int64_t>(count));
-    const auto source = [&](std::span<const int32_t> ids) {
-      return data_.chars ? data_.chars->decode_source(ids) : data_.wordpiece->decode(ids);
-    };
-    const auto target = [&](std::span<const int32_t> ids) {
-      return data_.chars ? data_.chars->decode(ids) : data_.wordpiece->decode(ids);
-    };
-    std::string out = "outputs on held-out sources (output | reference):";
-    for (const DecodedSource& s : d.decoded)
-      out += fmt::format("\n  {} -> {} | {}", source(s.source), target(s.output),
-                         target(s.references.front()));
-    return out;
-  }
-
   double elapsed() const {
     return elapsed_before_ + std::chrono::duration<double>(Clock::now() - start_).count();
   }
@@ -384,7 +358,7 @@ class Run {
 
     while (step_ < c_.train.max_steps) {
       const double lr = scheduler_->last_lr().at(0);
-      StepOutcome o = train_step(c_.task, *model_, *optimizer_, [this] { return loader_->next(); },
+      StepOutcome o = train_step(task_, *model_, *optimizer_, [this] { return loader_->next(); },
                                  {.grad_accum_steps = c_.train.grad_accum_steps,
                                   .max_grad_norm = c_.train.max_grad_norm,
                                   .label_smoothing = c_.train.label_smoothing});
@@ -467,21 +441,11 @@ class Run {
     }
     for (auto& [split, m] : result.final_metrics) final_json[split] = m;
     write_json_file((fs::path(c_.train.output_dir) / "final_metrics.json").string(), final_json);
-    if (c_.task == Task::kMlm && data_.valid && data_.wordpiece) {
+    {
       NoGradGuard no_grad;
       model_->eval();
-      say(mlm_prediction_examples(*model_, *data_.wordpiece, *data_.valid, 3, 5));
-    }
-    if (c_.task == Task::kClm && data_.valid && data_.wordpiece) {
-      NoGradGuard no_grad;
-      model_->eval();
-      say(gpt_sample_examples(*model_, *data_.wordpiece, *data_.valid, 3, 12, 24,
-                              static_cast<uint64_t>(c_.train.seed)));
-    }
-    if (c_.task == Task::kSeq2Seq && (data_.test || data_.valid)) {
-      NoGradGuard no_grad;
-      model_->eval();
-      say(seq2seq_output_examples(data_.test ? *data_.test : *data_.valid, 6));
+      const std::string examples = task_.end_of_run_examples(*model_, data_, c_);
+      if (!examples.empty()) say(examples);
     }
     say(fmt::format("done: {} steps in {}; model in {}", step_, duration(elapsed()),
                     model_checkpoint));
@@ -506,6 +470,7 @@ class Run {
   }
 
   RunConfig c_;
+  const TrainingTask& task_;
   TaskData data_;
   std::shared_ptr<nn::PretrainedModel> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "train/config.h"
+#include "train/config/config.h"
 
 namespace heed::train {
 

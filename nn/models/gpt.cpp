@@ -117,9 +117,10 @@ ModelOutputs GPT::forward(const ModelInputs& in) const {
     const int64_t B = out.logits.size(0), T = out.logits.size(1), V = out.logits.size(2);
     HEED_CHECK(in.labels.shape() == Shape({B, T}), "GPT: labels {} must match input_ids [{}, {}]",
                in.labels.shape_str(), B, T);
-    Tensor logits = out.logits.slice(1, 0, T - 1).reshape({-1, V});
-    Tensor targets = in.labels.slice(1, 1, T).reshape({-1});
-    out.loss = cross_entropy(logits, targets, -100, in.label_smoothing);
+    // labels[t] is the token after position t: the causal-LM collator shifted them, so that
+    // one place owns the shift (Hugging Face's GPT-2 takes the ids and shifts inside).
+    out.loss = cross_entropy(out.logits.reshape({-1, V}), in.labels.reshape({-1}), -100,
+                             in.label_smoothing);
   }
   return out;
 }

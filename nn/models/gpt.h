@@ -43,9 +43,10 @@ class GPT : public PretrainedModel {
   nlohmann::json config_json() const override;
   std::string base_prefix() const override { return "transformer."; }
   bool ignores_checkpoint_name(const std::string& name) const override;
-  // logits [B, T, V]. With labels (usually input_ids, -100 on padding), the loss is the
-  // next-token cross-entropy: logits at t against labels at t+1 (the shift happens here,
-  // as in Hugging Face).
+  // logits [B, T, V]. With labels [B, T], the loss is the next-token cross-entropy of
+  // logits at t against labels at t: the labels are already shifted (labels[t] = the token
+  // at t + 1, -100 where none counts), as data::collate_causal_lm makes them. Hugging Face's
+  // GPT-2 takes unshifted labels; heed keeps the shift in one place, the collator.
   ModelOutputs forward(const ModelInputs& inputs) const override;
   // The last hidden states after ln_f, [B, T, C]. With a cache (decoding), input_ids are the
   // positions after the cached ones, whose keys and values are appended to it;

@@ -24,6 +24,16 @@ std::string fixture(const std::string& name) {
   return std::string(HEED_FIXTURE_DIR) + "/" + name;
 }
 
+// Hugging Face's GPT-2 takes the input ids as labels and shifts them itself; heed's GPT
+// takes them shifted (labels[t] = token t + 1), as its causal-LM collator makes them.
+Tensor shifted_left(const Tensor& labels) {
+  const int64_t B = labels.size(0), T = labels.size(1);
+  std::vector<int64_t> ids = labels.to_vector<int64_t>(), out(ids.size(), -100);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t + 1 < T; ++t) out[b * T + t] = ids[b * T + t + 1];
+  return from_vector<int64_t>(out, {B, T});
+}
+
 bool is_model_tensor(const std::string& name) {
   return name.rfind("input.", 0) != 0 && name.rfind("output.", 0) != 0 &&
          name.rfind("grad.", 0) != 0;
@@ -65,6 +75,7 @@ void check_fixture(const std::string& file_name, MatmulPrecision precision = Mat
   in.input_ids = file.get("input.input_ids");
   in.attention_mask = file.get("input.attention_mask");
   in.labels = file.get("input.labels");
+  if (config.value("model_type", "") == "gpt2") in.labels = shifted_left(in.labels);
   if (file.contains("input.token_type_ids")) in.token_type_ids = file.get("input.token_type_ids");
   if (file.contains("input.decoder_input_ids")) {
     in.decoder_input_ids = file.get("input.decoder_input_ids");

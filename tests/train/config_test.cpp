@@ -1,6 +1,6 @@
 // The run config: loading, defaults, every validation error's exact one-line message (file,
 // line, dotted key), --set overrides, and the to_yaml round trip.
-#include "train/config.h"
+#include "train/config/config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "nn/activation.h"
-#include "train/config_schema.h"
-#include "train/did_you_mean.h"
+#include "train/config/config_schema.h"
+#include "train/config/did_you_mean.h"
 
 namespace heed::train {
 namespace {

@@ -16,16 +16,18 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "data/char_tokenizer.h"
+#include "data/tokenizer_io.h"
 #include "data/wordpiece.h"
+#include "decode/generation.h"
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
 #include "nn/pretrained_io.h"
-#include "train/generation.h"
-#include "train/tokenizer_io.h"
 
 namespace heed::train {
 namespace {
+
+using namespace heed::decode;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -118,9 +120,9 @@ class Infer : public ::testing::Test {
       model->eval();
       nn::save_pretrained(*model, path(name));
       if (name == "bart") {
-        save_char_tokenizer(chars, path(name));
+        data::save_char_tokenizer(chars, path(name));
       } else {
-        save_wordpiece(tok, path(name), name == "gpt" ? kGptPositions : kBertPositions);
+        data::save_wordpiece(tok, path(name), name == "gpt" ? kGptPositions : kBertPositions);
       }
     }
   }
@@ -311,7 +313,7 @@ TEST_F(Infer, ClassifyCutsAsTheCheckpointTrainedUnlessTold) {
     const std::string dir = path("cls_cut");
     fs::remove_all(dir);
     nn::save_pretrained(*cls_, dir);
-    save_wordpiece(tiny_wordpiece(), dir, 8, side);
+    data::save_wordpiece(tiny_wordpiece(), dir, 8, side);
     const std::string args = "classify --json --checkpoint " + dir + " --text " + quote(text);
     const Outcome r = infer(args);
     ASSERT_EQ(r.code, 0) << r.err;
@@ -469,7 +471,7 @@ TEST_F(Infer, ScoreGivesTheLogProbabilitiesOfTheModelInMemory) {
 }
 
 TEST_F(Infer, TranslateGreedyAndBeamGiveTheOutputsOfTheModelInMemory) {
-  const data::CharTokenizer chars = load_char_tokenizer(path("bart"));
+  const data::CharTokenizer chars = data::load_char_tokenizer(path("bart"));
   const std::vector<int32_t> source = chars.encode("hello");  // 'l' is in the vocabulary
   for (const std::string command : {"translate", "seq2seq"}) {
     const Outcome greedy = infer(command + " --json --checkpoint " + path("bart") +

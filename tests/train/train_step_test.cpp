@@ -57,7 +57,7 @@ std::vector<double> loss_curve(MatmulPrecision precision, int64_t steps) {
   std::vector<double> losses;
   for (int64_t s = 0; s < steps; ++s) {
     train::StepOutcome o =
-        train::train_step(train::Task::kMlm, model, *optimizer,
+        train::train_step(train::task_for(train::Task::kMlm), model, *optimizer,
                           [&] { return batches[next++ % batches.size()]; }, {.max_grad_norm = 1.0});
     losses.push_back(o.loss);
   }

@@ -1,11 +1,11 @@
 // Edit distance and the G2P error rates (WER/PER with pronunciation variants).
-#include "train/sequence_metrics.h"
+#include "decode/sequence_metrics.h"
 
 #include <gtest/gtest.h>
 
 #include "autograd/error.h"
 
-namespace heed::train {
+namespace heed::decode {
 namespace {
 
 using Ids = std::vector<int32_t>;
@@ -47,4 +47,4 @@ TEST(SequenceMetrics, NoSourcesGiveNoRates) {
 }
 
 }  // namespace
-}  // namespace heed::train
+}  // namespace heed::decode

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "train/config_schema.h"
+#include "train/config/config_schema.h"
 
 namespace heed::train {
 namespace {

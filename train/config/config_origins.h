@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "train/config.h"
+#include "train/config/config.h"
 
 namespace heed::train {
 

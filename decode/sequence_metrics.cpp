@@ -1,11 +1,11 @@
-#include "train/sequence_metrics.h"
+#include "decode/sequence_metrics.h"
 
 #include <algorithm>
 #include <numeric>
 
 #include "autograd/error.h"
 
-namespace heed::train {
+namespace heed::decode {
 
 int64_t edit_distance(std::span<const int32_t> a, std::span<const int32_t> b) {
   // One row of the dynamic-programming table at a time: row[j] = distance(a[:i], b[:j]).
@@ -48,4 +48,4 @@ std::map<std::string, double> SequenceErrorAccumulator::results() const {
       {"token_error_rate", static_cast<double>(edits_) / std::max<int64_t>(1, reference_tokens_)}};
 }
 
-}  // namespace heed::train
+}  // namespace heed::decode

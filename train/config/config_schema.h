@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "train/config.h"
+#include "train/config/config.h"
 
 namespace heed::train {
 
@@ -54,9 +54,12 @@ HEED_ENUM_INFO(DType, "dtype", {DType::f32, "f32"}, {DType::bf16, "bf16"})
 HEED_ENUM_INFO(data::CharTokenizer::Unit, "tokenizer unit",
                {data::CharTokenizer::Unit::kCharacter, "character"},
                {data::CharTokenizer::Unit::kWhitespaceSymbol, "whitespace"})
-HEED_ENUM_INFO(data::Truncation, "truncation", {data::Truncation::kHead, "head"},
-               {data::Truncation::kTail, "tail"}, {data::Truncation::kHeadTail, "head_tail"})
 #undef HEED_ENUM_INFO
+template <>
+struct EnumInfo<data::Truncation> {
+  static constexpr std::string_view what = "truncation";
+  static constexpr auto values = data::kTruncationNames;
+};
 
 // The YAML name of an enum value ("?" for a value without one).
 template <typename E>

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "train/config.h"
-#include "train/config_origins.h"
-#include "train/config_schema.h"
-#include "train/did_you_mean.h"
+#include "train/config/config.h"
+#include "train/config/config_origins.h"
+#include "train/config/config_schema.h"
+#include "train/config/did_you_mean.h"
 
 namespace heed::train {
 namespace {

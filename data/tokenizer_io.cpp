@@ -1,14 +1,14 @@
-#include "train/tokenizer_io.h"
+#include "data/tokenizer_io.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "autograd/error.h"
-#include "train/config_schema.h"
 
-namespace heed::train {
+namespace heed::data {
 namespace {
 
 namespace fs = std::filesystem;
@@ -58,7 +58,9 @@ void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string
   if (o.strip_accents) j["strip_accents"] = *o.strip_accents;
   // transformers can cut only one end: head_tail reads there as head.
   j["truncation_side"] = truncation == data::Truncation::kTail ? "left" : "right";
-  j["heed_truncation"] = std::string(enum_name(truncation));  // data.truncation's names
+  const auto name = std::ranges::find(kTruncationNames, truncation,
+                                      &std::pair<Truncation, std::string_view>::first);
+  j["heed_truncation"] = std::string(name->second);  // data.truncation's names
   write_json(fs::path(dir) / "tokenizer_config.json", j);
 }
 
@@ -106,11 +108,12 @@ TruncationSettings load_truncation(const std::string& dir) {
     if (n <= kLargestMaxLength) t.max_length = static_cast<int64_t>(n);
   }
   if (auto it = j.find("heed_truncation"); it != j.end()) {
-    const auto side =
-        enum_from_name<data::Truncation>(it->is_string() ? it->get<std::string>() : "");
-    HEED_CHECK(side, "{}: heed_truncation is {}; it must be head, tail or head_tail", path,
-               it->dump());
-    t.side = *side;
+    const std::string given = it->is_string() ? it->get<std::string>() : "";
+    const auto side = std::ranges::find(kTruncationNames, given,
+                                        &std::pair<Truncation, std::string_view>::second);
+    HEED_CHECK(side != kTruncationNames.end(),
+               "{}: heed_truncation is {}; it must be head, tail or head_tail", path, it->dump());
+    t.side = side->first;
   } else if (auto side = j.find("truncation_side"); side != j.end()) {
     HEED_CHECK(*side == "right" || *side == "left",
                "{}: truncation_side is {}; it must be right or left", path, side->dump());
@@ -119,4 +122,4 @@ TruncationSettings load_truncation(const std::string& dir) {
   return t;
 }
 
-}  // namespace heed::train
+}  // namespace heed::data

@@ -16,7 +16,7 @@
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
 
-namespace heed::train {
+namespace heed::decode {
 
 // "The logits of the token after each of these prefixes". All prefixes of one call have the
 // same length.
@@ -180,4 +180,4 @@ struct ScoreResult {
 // `ids` needs at least 2 tokens.
 ScoreResult score(const nn::GPT& model, std::span<const int32_t> ids);
 
-}  // namespace heed::train
+}  // namespace heed::decode

@@ -13,7 +13,7 @@
 #include "data/char_tokenizer.h"
 #include "data/wordpiece.h"
 
-namespace heed::train {
+namespace heed::data {
 
 void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string& dir,
                     int64_t model_max_length,
@@ -33,4 +33,4 @@ struct TruncationSettings {
 };
 TruncationSettings load_truncation(const std::string& dir);
 
-}  // namespace heed::train
+}  // namespace heed::data

@@ -1,4 +1,4 @@
-#include "train/generation.h"
+#include "decode/generation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 
-namespace heed::train {
+namespace heed::decode {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -544,4 +544,4 @@ ScoreResult score(const nn::GPT& model, std::span<const int32_t> ids) {
   return result;
 }
 
-}  // namespace heed::train
+}  // namespace heed::decode

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace heed::train {
+namespace heed::decode {
 
 // Levenshtein distance (insertions, deletions and substitutions each cost 1).
 int64_t edit_distance(std::span<const int32_t> a, std::span<const int32_t> b);
@@ -35,4 +35,4 @@ class SequenceErrorAccumulator {
   int64_t sources_ = 0, wrong_ = 0, edits_ = 0, reference_tokens_ = 0;
 };
 
-}  // namespace heed::train
+}  // namespace heed::decode

@@ -9,7 +9,7 @@
 
 #include "data/batch.h"
 #include "nn/models/encoder_decoder.h"
-#include "train/config.h"
+#include "train/config/config.h"
 
 namespace heed::train {
 

@@ -5,9 +5,10 @@
 
 #include "data/datasets.h"
 #include "train/best_model.h"
-#include "train/config_origins.h"
-#include "train/config_schema.h"
-#include "train/did_you_mean.h"
+#include "train/config/config_origins.h"
+#include "train/config/config_schema.h"
+#include "train/config/did_you_mean.h"
+#include "train/tasks/task.h"
 
 namespace heed::train {
 namespace {
@@ -72,17 +73,6 @@ class Checker {
  private:
   const Origins& origins_;
 };
-
-Arch arch_for(Task task) {
-  switch (task) {
-    case Task::kClm:
-      return Arch::kGpt2;
-    case Task::kSeq2Seq:
-      return Arch::kBart;
-    default:
-      return Arch::kBert;
-  }
-}
 
 void check_model(Checker& c, const ModelConfig& m) {
   c.at_least("model.vocab_size", m.vocab_size, 1);
@@ -170,15 +160,15 @@ std::pair<int64_t, std::string_view> position_limit(const ModelConfig& m) {
 void check_tokenizer(Checker& c, const RunConfig& config) {
   const TokenizerConfig& t = config.tokenizer;
   const bool wordpiece = t.type == TokenizerType::kWordPiece;
-  const Task task = config.task;
-  c.check(wordpiece || task == Task::kClm || task == Task::kSeq2Seq, "tokenizer.type",
-          "task '{}' needs a wordpiece tokenizer", to_string(task));
+  const TrainingTask& task = task_for(config.task);
+  c.check(wordpiece || task.accepts_char_tokenizer(), "tokenizer.type",
+          "task '{}' needs a wordpiece tokenizer", to_string(config.task));
   c.check(wordpiece || !t.vocab_size, "tokenizer.vocab_size",
           "only a wordpiece vocabulary is trained to a size (a char vocabulary holds every "
           "symbol of data.train)");
   c.at_least("tokenizer.vocab_size", t.vocab_size, 1);
   c.at_least("tokenizer.min_frequency", t.min_frequency, 1);
-  c.check(!t.target_unit || (!wordpiece && task == Task::kSeq2Seq), "tokenizer.target_unit",
+  c.check(!t.target_unit || (!wordpiece && task.has_targets()), "tokenizer.target_unit",
           "only a char tokenizer of a seq2seq task splits its targets differently");
   if (!wordpiece) return;
   // A missing vocab file is trained from data.train when vocab_size says how big.
@@ -192,19 +182,19 @@ void check_tokenizer(Checker& c, const RunConfig& config) {
 void check_data(Checker& c, const RunConfig& config) {
   const DataConfig& d = config.data;
   const auto [positions, positions_key] = position_limit(config.model);
-  if (config.task == Task::kSeq2Seq) {
+  const TrainingTask& task = task_for(config.task);
+  if (task.has_targets()) {
     for (auto [key, value] : {std::pair{"data.max_source_length", d.max_source_length},
                               std::pair{"data.max_target_length", d.max_target_length}}) {
       c.at_least(key, value, 1);
       c.check(value <= positions, key, "{} exceeds {} {}", value, positions_key, positions);
     }
   } else {
-    c.at_least("data.max_seq_length", d.max_seq_length, config.task == Task::kMlm ? 3 : 1);
+    c.at_least("data.max_seq_length", d.max_seq_length, task.min_sequence_length());
     c.check(d.max_seq_length <= positions, "data.max_seq_length", "{} exceeds {} {}",
             d.max_seq_length, positions_key, positions);
   }
-  c.check(d.truncation == data::Truncation::kHead || config.task == Task::kClassification,
-          "data.truncation",
+  c.check(d.truncation == data::Truncation::kHead || task.chooses_truncation(), "data.truncation",
           "applies to task classification only (a tagged sentence or an LM "
           "window is cut at its end)");
   c.check(!d.group_by_length || d.shuffle, "data.group_by_length",
@@ -290,24 +280,21 @@ void check_files(Checker& c, const RunConfig& config) {
   if (config.init_from) c.directory_exists("init_from", *config.init_from);
 }
 
-// A classifier's class names (spam_f1, ham_recall) are its training file's labels unless
-// data.labels lists them. Reading that file's label column takes milliseconds, so a misspelt
-// name stops the run here, before a vocabulary is trained or a token cache built.
+// The metric names come from the task; a classifier's class names (spam_f1, ham_recall) from
+// data.labels or its training file, read here so that a misspelt name stops the run before a
+// vocabulary is trained or a token cache built.
 void check_best_model_metric(Checker& c, const RunConfig& config) {
   if (!config.eval.load_best_model_at_end) return;
-  std::vector<std::string> labels = config.data.labels.value_or(std::vector<std::string>{});
-  if (config.task == Task::kClassification && !config.data.labels) {
-    labels = data::classification_label_names(config.data.train);
-  }
+  const TrainingTask& task = task_for(config.task);
   c.one_of("eval.metric_for_best_model", best_model_metric(config.eval.metric_for_best_model),
-           evaluation_metric_names(config.task, labels, config.eval.decode), "metric");
+           task.metric_names(task.scored_classes(config), config.eval), "metric");
 }
 
 }  // namespace
 
 void validate(const RunConfig& config, const Origins& origins) {
   Checker c(origins);
-  const Arch needed = arch_for(config.task);
+  const Arch needed = task_for(config.task).architecture();
   c.check(config.model.arch == needed, "task", "'{}' needs model.arch {}, got {}",
           to_string(config.task), to_string(needed), to_string(config.model.arch));
   check_model(c, config.model);

@@ -1,7 +1,7 @@
 // Decoding: greedy against score's distributions, seeded sampling, top-k / top-p /
 // temperature, stopping rules, and beam search against greedy and exhaustive search.
-#include "train/generation.h"
-#include "train/seq2seq_eval.h"
+#include "decode/generation.h"
+#include "train/tasks/seq2seq_eval.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "autograd/ops.h"
 #include "support/test_util.h"
 
-namespace heed::train {
+namespace heed::decode {
 namespace {
 
 // Random weights drawn wider than the usual 0.02 give peaked next-token distributions, so
@@ -112,12 +112,15 @@ TEST(Generation, ScoreAgreesWithTheModelsLoss) {
     sum += x;
   }
   EXPECT_NEAR(s.total_log_prob, sum, 1e-9);
-  // GPT's own loss with labels = inputs is the mean next-token cross-entropy.
+  // GPT's own loss with labels[t] = ids[t + 1] (the collator's shift) is the mean
+  // next-token cross-entropy.
   NoGradGuard no_grad;
   nn::ModelInputs in;
-  in.input_ids = from_vector(std::vector<int64_t>(ids.begin(), ids.end()),
-                             {1, static_cast<int64_t>(ids.size())});
-  in.labels = in.input_ids;
+  const int64_t T = static_cast<int64_t>(ids.size());
+  in.input_ids = from_vector(std::vector<int64_t>(ids.begin(), ids.end()), {1, T});
+  std::vector<int64_t> next(ids.begin() + 1, ids.end());
+  next.push_back(-100);
+  in.labels = from_vector(next, {1, T});
   const double loss = gpt->forward(in).loss.item();
   EXPECT_NEAR(-s.total_log_prob / s.log_probs.size(), loss, 1e-5);
   EXPECT_NEAR(s.perplexity, std::exp(loss), 1e-4 * std::exp(loss));
@@ -340,9 +343,9 @@ TEST(Generation, DecodeAndScoreGroupsTheVariantsOfASourceAndScoresItsOwnOutput) 
   examples[1].target_ids = {0};
   examples[2].input_ids = a;
   examples[2].target_ids = out_a;
-  GenerationConfig greedy{.num_beams = 1, .max_new_tokens = 10};
+  train::GenerationConfig greedy{.num_beams = 1, .max_new_tokens = 10};
   // Batches of 1: each source in its own chunk.
-  Seq2SeqDecoding d = decode_and_score(*bart, examples, greedy, 1);
+  train::Seq2SeqDecoding d = train::decode_and_score(*bart, examples, greedy, 1);
   ASSERT_EQ(d.decoded.size(), 2u);
   EXPECT_EQ(d.decoded[0].source, a);
   EXPECT_EQ(d.decoded[0].references.size(), 2u);
@@ -356,10 +359,10 @@ TEST(Generation, DecodeAndScoreGroupsTheVariantsOfASourceAndScoresItsOwnOutput) 
   const double edits = static_cast<double>(std::max<size_t>(out_b.size(), 1));
   EXPECT_DOUBLE_EQ(d.metrics.at("token_error_rate"), edits / (1.0 + out_a.size()));
   // With num_beams > 1 each source goes through beam_search.
-  GenerationConfig beam{.num_beams = 3, .max_new_tokens = 10};
+  train::GenerationConfig beam{.num_beams = 3, .max_new_tokens = 10};
   const std::vector<int32_t> beam_b =
       without_eos(beam_search(*bart, b, {.num_beams = 3, .max_new_tokens = 10}).best.tokens);
-  EXPECT_EQ(decode_and_score(*bart, examples, beam, 1).decoded[1].output, beam_b);
+  EXPECT_EQ(train::decode_and_score(*bart, examples, beam, 1).decoded[1].output, beam_b);
 }
 
 // The models' KV cache runs only the new token of each prefix; its logits must be those of
@@ -566,4 +569,4 @@ TEST(Generation, BeamSearchScoresFinishedHypothesesByLength) {
 }
 
 }  // namespace
-}  // namespace heed::train
+}  // namespace heed::decode

@@ -1,4 +1,4 @@
-#include "train/did_you_mean.h"
+#include "train/config/did_you_mean.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,11 +1,11 @@
-#include "train/predictions.h"
+#include "train/tasks/predictions.h"
 
 #include <algorithm>
 #include <numeric>
 
 #include "autograd/ops.h"
+#include "decode/generation.h"
 #include "nn/models/gpt.h"
-#include "train/generation.h"
 
 namespace heed::train {
 
@@ -60,12 +60,12 @@ std::string gpt_sample_examples(const nn::PretrainedModel& model,
   for (int e = 0; e < examples && static_cast<size_t>(e) * stride < split.size(); ++e) {
     std::vector<int32_t> ids = split.get(e * stride).input_ids;
     if (ids.size() > static_cast<size_t>(prompt_tokens)) ids.resize(prompt_tokens);
-    GenerationOptions o{.max_new_tokens = new_tokens,
-                        .temperature = 0.8,
-                        .top_k = 40,
-                        .seed = seed + static_cast<uint64_t>(e),
-                        .eos_token_id = static_cast<int32_t>(gpt->config.eos_token_id)};
-    GenerationResult r = generate(*gpt, ids, o);
+    decode::GenerationOptions o{.max_new_tokens = new_tokens,
+                                .temperature = 0.8,
+                                .top_k = 40,
+                                .seed = seed + static_cast<uint64_t>(e),
+                                .eos_token_id = static_cast<int32_t>(gpt->config.eos_token_id)};
+    decode::GenerationResult r = decode::generate(*gpt, ids, o);
     out += fmt::format("\n  {} >>> {}", tok.decode(ids), tok.decode(r.tokens));
   }
   return out;

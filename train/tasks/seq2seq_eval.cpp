@@ -1,9 +1,9 @@
-#include "train/seq2seq_eval.h"
+#include "train/tasks/seq2seq_eval.h"
 
 #include <algorithm>
 
-#include "train/generation.h"
-#include "train/sequence_metrics.h"
+#include "decode/generation.h"
+#include "decode/sequence_metrics.h"
 
 namespace heed::train {
 
@@ -26,7 +26,7 @@ Seq2SeqDecoding decode_and_score(const nn::EncoderDecoder& model,
   const size_t n = result.decoded.size();
   if (generation.num_beams > 1) {
     for (DecodedSource& d : result.decoded) {
-      BeamSearchResult r = beam_search(
+      decode::BeamSearchResult r = decode::beam_search(
           model, d.source,
           {.num_beams = generation.num_beams, .max_new_tokens = generation.max_new_tokens});
       d.output = strip_eos(std::move(r.best.tokens));
@@ -37,13 +37,13 @@ Seq2SeqDecoding decode_and_score(const nn::EncoderDecoder& model,
       const size_t end = std::min(n, begin + chunk);
       std::vector<std::vector<int32_t>> sources;
       for (size_t i = begin; i < end; ++i) sources.push_back(result.decoded[i].source);
-      auto outputs = greedy_decode_batch(model, sources, generation.max_new_tokens);
+      auto outputs = decode::greedy_decode_batch(model, sources, generation.max_new_tokens);
       for (size_t i = begin; i < end; ++i)
         result.decoded[i].output = strip_eos(std::move(outputs[i - begin]));
     }
   }
 
-  SequenceErrorAccumulator errors;
+  decode::SequenceErrorAccumulator errors;
   for (const DecodedSource& d : result.decoded) errors.add(d.output, d.references);
   result.metrics = errors.results();
   return result;

@@ -1,0 +1,53 @@
+// Next-token prediction with a GPT: windows of a tokenized corpus. The collator gives the
+// labels as the input ids (Hugging Face's convention) and the model shifts them: GPT::forward
+// is the one place that pairs position t with token t + 1.
+#include "data/collators.h"
+#include "nn/models/gpt.h"
+#include "train/tasks/model_configs.h"
+#include "train/tasks/predictions.h"
+#include "train/tasks/registry.h"
+
+namespace heed::train {
+namespace {
+
+class CausalLmTask final : public TrainingTask {
+ public:
+  Arch architecture() const override { return Arch::kGpt2; }
+  bool accepts_char_tokenizer() const override { return true; }
+
+  std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
+                                                  data::LabelNames&) const override {
+    HEED_CHECK(s.data.wordpiece.has_value(), "task clm: needs a wordpiece tokenizer");
+    return std::make_shared<data::CausalWindowDataset>(
+        s.token_cache(), s.data.wordpiece->sep_id(),
+        static_cast<size_t>(s.config.data.max_seq_length));
+  }
+
+  data::CollateFn collator(const RunConfig&, const TaskData& d) const override {
+    const int32_t pad = d.wordpiece->pad_id();
+    return [pad](std::span<const data::Example> ex, data::Rng&) {
+      return data::collate_causal_lm(ex, pad);
+    };
+  }
+
+  std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& c,
+                                                  const TaskData& d) const override {
+    return std::make_shared<nn::GPT>(gpt2_config(c, d), static_cast<uint64_t>(c.train.seed));
+  }
+
+  std::string end_of_run_examples(const nn::PretrainedModel& model, const TaskData& d,
+                                  const RunConfig& c) const override {
+    if (!d.valid || !d.wordpiece) return {};
+    return gpt_sample_examples(model, *d.wordpiece, *d.valid, 3, 12, 24,
+                               static_cast<uint64_t>(c.train.seed));
+  }
+};
+
+}  // namespace
+
+const TrainingTask& causal_lm_task() {
+  static const CausalLmTask task;
+  return task;
+}
+
+}  // namespace heed::train

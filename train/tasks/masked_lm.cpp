@@ -1,0 +1,68 @@
+// Masked-LM pretraining of a BERT: windows of a tokenized corpus, 15% of their tokens to
+// recover, the prediction head run at those positions only.
+#include "data/collators.h"
+#include "nn/models/bert.h"
+#include "train/batch_tensors.h"
+#include "train/tasks/model_configs.h"
+#include "train/tasks/predictions.h"
+#include "train/tasks/registry.h"
+
+namespace heed::train {
+namespace {
+
+class MaskedLmTask final : public TrainingTask {
+ public:
+  Arch architecture() const override { return Arch::kBert; }
+  // [CLS], one token, [SEP].
+  int64_t min_sequence_length() const override { return 3; }
+
+  std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
+                                                  data::LabelNames&) const override {
+    const data::WordPieceTokenizer& tok = *s.data.wordpiece;
+    return std::make_shared<data::MlmWindowDataset>(
+        s.token_cache(), tok.cls_id(), tok.sep_id(),
+        static_cast<size_t>(s.config.data.max_seq_length));
+  }
+
+  data::CollateFn collator(const RunConfig& c, const TaskData& d) const override {
+    data::TokenIds ids = data::TokenIds::from(*d.wordpiece);
+    data::MlmOptions o{c.data.mlm_probability, c.data.mask_replace_prob,
+                       c.data.random_replace_prob};
+    return [ids, o](std::span<const data::Example> ex, data::Rng& rng) {
+      return data::collate_mlm(ex, ids, o, rng);
+    };
+  }
+
+  std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& c,
+                                                  const TaskData& d) const override {
+    return std::make_shared<nn::BertForMaskedLM>(bert_config(c, d),
+                                                 static_cast<uint64_t>(c.train.seed));
+  }
+
+  BatchLoss loss(const nn::PretrainedModel& model, const data::Batch& batch,
+                 double label_smoothing) const override {
+    nn::ModelInputs in = to_model_inputs(batch);
+    in.only_labeled_logits = true;
+    in.label_smoothing = label_smoothing;
+    nn::ModelOutputs out = model.forward(in);
+    return {.loss = out.loss,
+            .logits = out.logits,
+            .labels = out.labels,
+            .targets = batch.num_target_tokens};
+  }
+
+  std::string end_of_run_examples(const nn::PretrainedModel& model, const TaskData& d,
+                                  const RunConfig&) const override {
+    if (!d.valid) return {};
+    return mlm_prediction_examples(model, *d.wordpiece, *d.valid, 3, 5);
+  }
+};
+
+}  // namespace
+
+const TrainingTask& masked_lm_task() {
+  static const MaskedLmTask task;
+  return task;
+}
+
+}  // namespace heed::train

@@ -1,0 +1,21 @@
+#pragma once
+// The Hugging Face config of each architecture as a run fills it in: model.* from the YAML,
+// and what the config leaves unset (vocab size, special token ids, the number of labels) from
+// the tokenizer and the data. The tasks build their models from these.
+#include <cstdint>
+
+#include "nn/models/bert.h"
+#include "nn/models/encoder_decoder.h"
+#include "nn/models/gpt.h"
+#include "train/config/config.h"
+#include "train/tasks/task_data.h"
+
+namespace heed::train {
+
+nn::BertConfig bert_config(const RunConfig& config, const TaskData& data);
+// A BERT with a classification head over data.labels.
+nn::BertConfig bert_classifier_config(const RunConfig& config, const TaskData& data);
+nn::GPT2Config gpt2_config(const RunConfig& config, const TaskData& data);
+nn::BartConfig bart_config(const RunConfig& config, const TaskData& data);
+
+}  // namespace heed::train

@@ -1,0 +1,112 @@
+// Sequence to sequence with an encoder-decoder (grapheme to phoneme, translation): lines of
+// `source<TAB>target`. Evaluation also decodes the sources and scores the outputs, since
+// teacher-forced accuracy flatters such a model.
+#include "data/collators.h"
+#include "decode/sequence_metrics.h"
+#include "nn/models/encoder_decoder.h"
+#include "train/tasks/model_configs.h"
+#include "train/tasks/registry.h"
+#include "train/tasks/seq2seq_eval.h"
+
+namespace heed::train {
+namespace {
+
+class Seq2SeqTask final : public TrainingTask {
+ public:
+  Arch architecture() const override { return Arch::kBart; }
+  bool accepts_char_tokenizer() const override { return true; }
+  bool has_targets() const override { return true; }
+
+  std::vector<std::string> vocabulary_texts(const std::string& line) const override {
+    const std::vector<std::string_view> fields = data::split_tabs(line);
+    if (fields.empty()) return {};
+    return {fields.begin() + 1, fields.end()};
+  }
+
+  std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
+                                                  data::LabelNames&) const override {
+    data::EncodeFn encode, encode_target;
+    if (s.data.chars) {
+      encode = [tok = *s.data.chars](std::string_view t) { return tok.encode(t); };
+      encode_target = [tok = *s.data.chars](std::string_view t) { return tok.encode_target(t); };
+    } else {
+      encode = [tok = *s.data.wordpiece](std::string_view t) { return tok.encode_ids(t); };
+      encode_target = encode;
+    }
+    return std::make_shared<data::Seq2SeqDataset>(
+        s.path, encode, encode_target, static_cast<size_t>(s.config.data.max_source_length),
+        static_cast<size_t>(s.config.data.max_target_length));
+  }
+
+  data::CollateFn collator(const RunConfig&, const TaskData& d) const override {
+    data::Seq2SeqIds ids;
+    if (d.chars) {
+      ids = {d.chars->pad_id(), d.chars->pad_id(), d.chars->bos_id(), d.chars->eos_id()};
+    } else {
+      ids = {d.wordpiece->pad_id(), d.wordpiece->pad_id(), d.wordpiece->cls_id(),
+             d.wordpiece->sep_id()};
+    }
+    return [ids](std::span<const data::Example> ex, data::Rng&) {
+      return data::collate_seq2seq(ex, ids);
+    };
+  }
+
+  std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& c,
+                                                  const TaskData& d) const override {
+    return std::make_shared<nn::EncoderDecoder>(bart_config(c, d),
+                                                static_cast<uint64_t>(c.train.seed));
+  }
+
+  std::vector<std::string> decoding_metric_names(const EvalConfig& eval) const override {
+    if (!eval.decode) return {};
+    return decode::SequenceErrorAccumulator::metric_names();
+  }
+
+  std::map<std::string, double> decoding_metrics(const nn::PretrainedModel& model,
+                                                 std::span<const data::Example> examples,
+                                                 const RunConfig& c,
+                                                 int64_t batch_size) const override {
+    if (!c.eval.decode) return {};
+    return decode_and_score(encoder_decoder(model), examples, c.generation, batch_size).metrics;
+  }
+
+  // A few held-out sources with the model's output and the references.
+  std::string end_of_run_examples(const nn::PretrainedModel& model, const TaskData& d,
+                                  const RunConfig& c) const override {
+    const data::Dataset* split = d.test ? d.test.get() : d.valid.get();
+    if (!split) return {};
+    constexpr size_t kCount = 6;
+    std::vector<data::Example> examples;
+    const size_t stride = std::max<size_t>(1, split->size() / kCount);
+    for (size_t i = 0; i < split->size() && examples.size() < kCount; i += stride)
+      examples.push_back(split->get(i));
+    Seq2SeqDecoding decoded = decode_and_score(encoder_decoder(model), examples, c.generation,
+                                               static_cast<int64_t>(kCount));
+    const auto source = [&](std::span<const int32_t> ids) {
+      return d.chars ? d.chars->decode_source(ids) : d.wordpiece->decode(ids);
+    };
+    const auto target = [&](std::span<const int32_t> ids) {
+      return d.chars ? d.chars->decode(ids) : d.wordpiece->decode(ids);
+    };
+    std::string out = "outputs on held-out sources (output | reference):";
+    for (const DecodedSource& s : decoded.decoded)
+      out += fmt::format("\n  {} -> {} | {}", source(s.source), target(s.output),
+                         target(s.references.front()));
+    return out;
+  }
+
+ private:
+  // make_model built it, so the model of this task is an encoder-decoder.
+  static const nn::EncoderDecoder& encoder_decoder(const nn::PretrainedModel& model) {
+    return dynamic_cast<const nn::EncoderDecoder&>(model);
+  }
+};
+
+}  // namespace
+
+const TrainingTask& seq2seq_task() {
+  static const Seq2SeqTask task;
+  return task;
+}
+
+}  // namespace heed::train

@@ -1,0 +1,61 @@
+// A label per text (spam or ham) with a BERT and a classification head: lines of
+// `label<TAB>text`, per-class precision, recall and F1 in evaluation.
+#include "data/collators.h"
+#include "nn/models/bert.h"
+#include "train/tasks/model_configs.h"
+#include "train/tasks/registry.h"
+
+namespace heed::train {
+namespace {
+
+class SequenceClassificationTask final : public TrainingTask {
+ public:
+  Arch architecture() const override { return Arch::kBert; }
+  bool chooses_truncation() const override { return true; }
+
+  std::vector<std::string> vocabulary_texts(const std::string& line) const override {
+    const std::vector<std::string_view> fields = data::split_tabs(line);
+    if (fields.empty()) return {};
+    return {fields.begin() + 1, fields.end()};  // not the label
+  }
+
+  std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
+                                                  data::LabelNames& labels) const override {
+    auto set = std::make_shared<data::TextClassificationDataset>(
+        s.path, *s.data.wordpiece, static_cast<size_t>(s.config.data.max_seq_length), labels,
+        s.config.data.truncation);
+    if (labels.empty()) labels = set->labels();
+    return set;
+  }
+
+  data::CollateFn collator(const RunConfig&, const TaskData& d) const override {
+    const int32_t pad = d.wordpiece->pad_id();
+    return [pad](std::span<const data::Example> ex, data::Rng&) {
+      return data::collate_classification(ex, pad);
+    };
+  }
+
+  std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& c,
+                                                  const TaskData& d) const override {
+    return std::make_shared<nn::BertForSequenceClassification>(bert_classifier_config(c, d),
+                                                               static_cast<uint64_t>(c.train.seed));
+  }
+
+  std::vector<std::string> scored_classes(const std::vector<std::string>& labels) const override {
+    return labels;
+  }
+  // The training file's label column takes milliseconds to read, so a misspelt class name in
+  // eval.metric_for_best_model stops the run before a vocabulary is trained.
+  std::vector<std::string> scored_classes(const RunConfig& c) const override {
+    return c.data.labels ? *c.data.labels : data::classification_label_names(c.data.train);
+  }
+};
+
+}  // namespace
+
+const TrainingTask& sequence_classification_task() {
+  static const SequenceClassificationTask task;
+  return task;
+}
+
+}  // namespace heed::train

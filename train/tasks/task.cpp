@@ -1,0 +1,52 @@
+#include "train/tasks/task.h"
+
+#include "train/batch_tensors.h"
+#include "train/metrics.h"
+
+namespace heed::train {
+
+std::vector<std::string> TrainingTask::vocabulary_texts(const std::string& line) const {
+  return {line};
+}
+
+data::LabelNames TrainingTask::initial_labels(const RunConfig& config,
+                                              std::span<const std::string> files) const {
+  (void)files;
+  return config.data.labels.value_or(data::LabelNames{});
+}
+
+BatchLoss TrainingTask::loss(const nn::PretrainedModel& model, const data::Batch& batch,
+                             double label_smoothing) const {
+  nn::ModelInputs in = to_model_inputs(batch);
+  in.label_smoothing = label_smoothing;
+  nn::ModelOutputs out = model.forward(in);
+  BatchLoss r;
+  r.targets = batch.num_target_tokens;
+  r.loss = out.loss;
+  r.logits = out.logits;
+  // A model that picks or shifts its labels returns them aligned with its logits.
+  r.labels = out.labels.defined() ? out.labels : in.labels;
+  return r;
+}
+
+std::vector<std::string> TrainingTask::metric_names(const std::vector<std::string>& scored_classes,
+                                                    const EvalConfig& eval) const {
+  std::vector<std::string> names = MetricAccumulator(scored_classes).metric_names();
+  for (std::string& n : decoding_metric_names(eval)) names.push_back(std::move(n));
+  return names;
+}
+
+std::map<std::string, double> TrainingTask::decoding_metrics(
+    const nn::PretrainedModel& model, std::span<const data::Example> examples,
+    const RunConfig& config, int64_t batch_size) const {
+  (void)model, (void)examples, (void)config, (void)batch_size;
+  return {};
+}
+
+std::string TrainingTask::end_of_run_examples(const nn::PretrainedModel& model,
+                                              const TaskData& data, const RunConfig& config) const {
+  (void)model, (void)data, (void)config;
+  return {};
+}
+
+}  // namespace heed::train

@@ -1,0 +1,114 @@
+#pragma once
+// A training task as one object: everything that differs between masked-LM, causal LM,
+// sequence classification, token classification and seq2seq. The config checks, the data
+// set-up, the trainer and its evaluation ask the run's task and hold no branch on which task
+// it is. A new task is one file in this folder plus one line in registry.cpp (and its YAML
+// name in config/config_schema.h).
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "data/batch.h"
+#include "data/datasets.h"
+#include "data/loader.h"
+#include "data/token_cache.h"
+#include "nn/models/pretrained.h"
+#include "train/config/config.h"
+#include "train/tasks/task_data.h"
+
+namespace heed::train {
+
+// The loss of one batch, with the logits and labels its metrics need (aligned: row i of the
+// logits predicts label i). Label smoothing is for the training loss only: evaluation passes 0
+// and reports the plain NLL.
+struct BatchLoss {
+  Tensor loss, logits, labels;
+  int64_t targets = 0;
+};
+
+// What reading one split of the data needs from the run.
+struct SplitSource {
+  const RunConfig& config;
+  const TaskData& data;  // the tokenizer
+  std::string split;     // train, valid or test
+  std::string path;
+  // The split's token cache (built on first use), for the tasks that read windows of a corpus.
+  std::function<std::shared_ptr<const data::TokenCache>()> token_cache;
+};
+
+class TrainingTask {
+ public:
+  virtual ~TrainingTask() = default;
+
+  // --- what the config may say ---
+  // The model architecture the task trains: model.arch must name it.
+  virtual Arch architecture() const = 0;
+  // Whether a char tokenizer can serve it; otherwise it needs a wordpiece vocabulary.
+  virtual bool accepts_char_tokenizer() const { return false; }
+  // Whether its examples are source/target pairs: data.max_source_length and
+  // max_target_length bound them, and a char tokenizer may split targets differently.
+  virtual bool has_targets() const { return false; }
+  // The fewest tokens data.max_seq_length may allow.
+  virtual int64_t min_sequence_length() const { return 1; }
+  // Whether data.truncation may choose which end of a long text is kept.
+  virtual bool chooses_truncation() const { return false; }
+
+  // --- the data ---
+  // The texts of one line of data.train that a WordPiece vocabulary is trained on.
+  virtual std::vector<std::string> vocabulary_texts(const std::string& line) const;
+  // The label names before any split is read: data.labels unless the task reads them
+  // otherwise. A dataset that finds them empty takes its own file's labels.
+  virtual data::LabelNames initial_labels(const RunConfig& config,
+                                          std::span<const std::string> files) const;
+  // One split's examples; `labels` as initial_labels, which a classifier may fill in.
+  virtual std::shared_ptr<const data::Dataset> read_split(const SplitSource& source,
+                                                          data::LabelNames& labels) const = 0;
+  virtual data::CollateFn collator(const RunConfig& config, const TaskData& data) const = 0;
+
+  // --- the model ---
+  // A freshly initialised model of architecture(), sized by the tokenizer and the labels.
+  virtual std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& config,
+                                                          const TaskData& data) const = 0;
+
+  // --- loss and evaluation ---
+  virtual BatchLoss loss(const nn::PretrainedModel& model, const data::Batch& batch,
+                         double label_smoothing) const;
+  // The classes evaluation scores one by one (<class>_f1, ...): a classifier's labels.
+  virtual std::vector<std::string> scored_classes(const std::vector<std::string>& labels) const {
+    (void)labels;
+    return {};
+  }
+  // The same, known from the config before any data is read (the config check of
+  // eval.metric_for_best_model): a classifier reads only the label column of data.train.
+  virtual std::vector<std::string> scored_classes(const RunConfig& config) const {
+    (void)config;
+    return {};
+  }
+  // Every metric an evaluation reports: the teacher-forced ones, then decoding_metric_names.
+  std::vector<std::string> metric_names(const std::vector<std::string>& scored_classes,
+                                        const EvalConfig& eval) const;
+  // Metrics of the model's own outputs (seq2seq's error rates), beside the teacher-forced ones.
+  virtual std::vector<std::string> decoding_metric_names(const EvalConfig& eval) const {
+    (void)eval;
+    return {};
+  }
+  // Those metrics over `examples`; the model is in eval mode.
+  virtual std::map<std::string, double> decoding_metrics(const nn::PretrainedModel& model,
+                                                         std::span<const data::Example> examples,
+                                                         const RunConfig& config,
+                                                         int64_t batch_size) const;
+
+  // --- the end of a run ---
+  // A few examples of what the trained model does on held-out data, for the log; empty for
+  // none. The model is in eval mode and no gradient is recorded.
+  virtual std::string end_of_run_examples(const nn::PretrainedModel& model, const TaskData& data,
+                                          const RunConfig& config) const;
+};
+
+// The object behind each value of the config's `task`.
+const TrainingTask& task_for(Task task);
+
+}  // namespace heed::train
