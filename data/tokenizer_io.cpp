@@ -7,17 +7,12 @@
 #include <fstream>
 
 #include "autograd/error.h"
+#include "io/json_file.h"
 
 namespace heed::data {
 namespace {
 
 namespace fs = std::filesystem;
-
-void write_json(const fs::path& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  HEED_CHECK(out.good(), "cannot write {}", path.string());
-}
 
 nlohmann::json read_tokenizer_config(const std::string& dir) {
   const fs::path path = fs::path(dir) / "tokenizer_config.json";
@@ -27,12 +22,7 @@ nlohmann::json read_tokenizer_config(const std::string& dir) {
                "{}: no tokenizer (neither tokenizer_config.json nor vocab.txt)", dir);
     return {{"tokenizer_class", "BertTokenizer"}, {"do_lower_case", true}};
   }
-  std::ifstream in(path);
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON: {}", path.string(), e.what());
-  }
+  return io::read_json_file(path.string());
 }
 
 // A model_max_length above this is transformers' "no limit" sentinel (int(1e30)).
@@ -61,14 +51,14 @@ void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string
   const auto name = std::ranges::find(kTruncationNames, truncation,
                                       &std::pair<Truncation, std::string_view>::first);
   j["heed_truncation"] = std::string(name->second);  // data.truncation's names
-  write_json(fs::path(dir) / "tokenizer_config.json", j);
+  io::write_json_file((fs::path(dir) / "tokenizer_config.json").string(), j);
 }
 
 void save_char_tokenizer(const data::CharTokenizer& tokenizer, const std::string& dir) {
   fs::create_directories(dir);
   tokenizer.save((fs::path(dir) / "char_tokenizer.json").string());
-  write_json(fs::path(dir) / "tokenizer_config.json",
-             {{"tokenizer_class", "HeedCharTokenizer"}, {"file", "char_tokenizer.json"}});
+  io::write_json_file((fs::path(dir) / "tokenizer_config.json").string(),
+                      {{"tokenizer_class", "HeedCharTokenizer"}, {"file", "char_tokenizer.json"}});
 }
 
 std::string tokenizer_class(const std::string& dir) {

@@ -1,18 +1,17 @@
 #pragma once
 // The Unicode facts WordPiece needs (categories, NFD/NFC, lower-casing), answered by ICU so
-// that they follow the Unicode tables rather than hand-written ranges, plus strict UTF-8.
+// that they follow the Unicode tables rather than hand-written ranges; strict UTF-8 is io's.
 #include <string>
 #include <string_view>
 
+#include "io/utf8.h"
+
 namespace heed::data {
 
-// Decodes UTF-8 into code points. Invalid input (bad lead byte, truncated or over-long
-// sequence, surrogate, > U+10FFFF) throws heed::Error naming `where` and the byte offset.
-std::u32string decode_utf8(std::string_view text, std::string_view where);
-// The byte offset of the first invalid UTF-8 sequence, or npos when `text` is valid.
-size_t find_invalid_utf8(std::string_view text);
-void append_utf8(std::string& out, char32_t cp);
-std::string encode_utf8(std::u32string_view cps);
+using io::append_utf8;
+using io::decode_utf8;
+using io::encode_utf8;
+using io::find_invalid_utf8;
 
 // BERT's character classes (tokenization_bert.py / tokenizers' bert normalizer).
 bool is_bert_whitespace(char32_t cp);   // \t \n \r and category Zs

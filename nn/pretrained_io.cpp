@@ -5,6 +5,7 @@
 #include <map>
 
 #include "autograd/grad_mode.h"
+#include "io/json_file.h"
 #include "nn/models/bert.h"
 #include "nn/models/config_json.h"
 #include "nn/models/encoder_decoder.h"
@@ -24,7 +25,7 @@ std::string join_first(const std::vector<std::string>& names, size_t n) {
 
 }  // namespace
 
-LoadReport load_weights(PretrainedModel& model, const SafetensorsFile& file,
+LoadReport load_weights(PretrainedModel& model, const io::SafetensorsFile& file,
                         const LoadOptions& options) {
   std::map<std::string, Tensor> targets;
   for (auto& [name, t] : model.named_parameters()) targets[name] = t;
@@ -62,7 +63,7 @@ LoadReport load_weights(PretrainedModel& model, const SafetensorsFile& file,
   NoGradGuard no_grad;
   for (auto& [target, raw] : source_of) {
     Tensor& dst = targets[target];
-    const SafetensorsTensorInfo& info = file.info(raw);
+    const io::SafetensorsTensorInfo& info = file.info(raw);
     HEED_CHECK(info.shape == dst.shape(),
                "{}: parameter '{}' has shape {} in the checkpoint but {} in the model ({})",
                file.path(), target, shape_str(info.shape), dst.shape_str(), model.architecture());
@@ -76,25 +77,16 @@ void save_pretrained(const PretrainedModel& model, const std::string& dir) {
   fs::create_directories(dir);
   nlohmann::json config = model.config_json();
   config["torch_dtype"] = "float32";
-  {
-    std::ofstream out(fs::path(dir) / "config.json");
-    out << config.dump(2) << "\n";
-    HEED_CHECK(out.good(), "save_pretrained: cannot write {}/config.json", dir);
-  }
+  io::write_json_file((fs::path(dir) / "config.json").string(), config);
   NamedTensors tensors = model.named_parameters();
   for (auto& named : model.named_buffers()) tensors.push_back(named);
-  save_safetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
+  io::save_safetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
 }
 
 nlohmann::json read_model_config(const std::string& dir) {
   const fs::path path = fs::path(dir) / "config.json";
-  std::ifstream in(path);
-  HEED_CHECK(in.good(), "{}: cannot open (is '{}' a model directory?)", path.string(), dir);
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON: {}", path.string(), e.what());
-  }
+  HEED_CHECK(fs::exists(path), "{}: cannot open (is '{}' a model directory?)", path.string(), dir);
+  return io::read_json_file(path.string());
 }
 
 std::shared_ptr<PretrainedModel> model_from_config(const nlohmann::json& config, uint64_t seed,
@@ -130,7 +122,7 @@ std::shared_ptr<PretrainedModel> model_from_config(const nlohmann::json& config,
 
 std::shared_ptr<PretrainedModel> from_pretrained(const std::string& dir, DType dtype) {
   std::shared_ptr<PretrainedModel> model = model_from_config(read_model_config(dir), 0, dtype);
-  load_weights(*model, SafetensorsFile((fs::path(dir) / "model.safetensors").string()));
+  load_weights(*model, io::SafetensorsFile((fs::path(dir) / "model.safetensors").string()));
   return model;
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.h"
 #include "nn/models/pretrained.h"
-#include "nn/safetensors.h"
 
 namespace heed::nn {
 
@@ -26,7 +26,7 @@ struct LoadReport {
 
 // Copies the checkpoint's tensors into the model's parameters and buffers. Names may carry
 // the model's base prefix or not (`bert.encoder...` or `encoder...`).
-LoadReport load_weights(PretrainedModel& model, const SafetensorsFile& file,
+LoadReport load_weights(PretrainedModel& model, const io::SafetensorsFile& file,
                         const LoadOptions& options = {});
 
 // Writes `dir`/config.json and `dir`/model.safetensors (creating `dir`).

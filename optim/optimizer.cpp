@@ -9,7 +9,7 @@
 
 #include "autograd/error.h"
 #include "autograd/grad_mode.h"
-#include "nn/safetensors.h"
+#include "io/safetensors.h"
 
 namespace heed::optim {
 
@@ -135,13 +135,13 @@ void Optimizer::save_state(const std::string& path) const {
     HEED_CHECK(unique.insert(name).second,
                "cannot save optimizer state: two state entries are named '{}'", name);
   }
-  nn::save_safetensors(
+  io::save_safetensors(
       path, tensors,
       {{"format", kFormat}, {"optimizer", std::string(name())}, {"param_groups", groups.dump()}});
 }
 
 void Optimizer::load_state(const std::string& path) {
-  nn::SafetensorsFile file(path);
+  io::SafetensorsFile file(path);
   const auto& meta = file.metadata();
   auto meta_value = [&](const std::string& key) -> const std::string& {
     auto it = meta.find(key);

@@ -156,7 +156,7 @@ std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& c, const TaskD
                                                  const Log& log) {
   std::shared_ptr<nn::PretrainedModel> model = task_for(c.task).make_model(c, d);
   if (c.init_from) {
-    nn::SafetensorsFile weights((fs::path(*c.init_from) / "model.safetensors").string());
+    io::SafetensorsFile weights((fs::path(*c.init_from) / "model.safetensors").string());
     nn::LoadReport r = nn::load_weights(*model, weights, {.strict = false});
     log(fmt::format("init_from {}: loaded {} tensors; new: [{}]; unused: {}", *c.init_from,
                     r.loaded.size(), fmt::join(r.missing, ", "), r.unexpected.size()));

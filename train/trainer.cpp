@@ -14,6 +14,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "autograd/profile.h"
+#include "io/json_file.h"
 #include "nn/pretrained_io.h"
 #include "optim/schedule.h"
 #include "train/best_model.h"
@@ -159,7 +160,7 @@ class Run {
       truncate_metrics_after(0);  // a run killed before its first checkpoint logged steps
       return;
     }
-    nlohmann::json state = read_json_file(dir.value() + "/trainer_state.json");
+    nlohmann::json state = io::read_json_file(dir.value() + "/trainer_state.json");
     if (state.contains("data_order")) {  // checkpoints older than the check have none
       const nlohmann::json now = data_order();
       for (const auto& [key, saved] : state.at("data_order").items()) {
@@ -179,7 +180,7 @@ class Run {
                       "choose one); choosing among the evaluations after step {}",
                       *dir, state.at("step").get<int64_t>()));
     }
-    nn::load_weights(*model_, nn::SafetensorsFile(dir.value() + "/model.safetensors"));
+    nn::load_weights(*model_, io::SafetensorsFile(dir.value() + "/model.safetensors"));
     optimizer_->load_state(dir.value() + "/optimizer.safetensors");
     scheduler_->load_state_dict(state.at("scheduler"));
     step_ = state.at("step").get<int64_t>();
@@ -296,7 +297,7 @@ class Run {
           nn::save_pretrained(*model_, dir);
           save_tokenizer(c_, data_, dir);
           optimizer_->save_state(dir + "/optimizer.safetensors");
-          write_json_file(dir + "/trainer_state.json", state);
+          io::write_json_file(dir + "/trainer_state.json", state);
           std::ofstream(dir + "/run_config.yaml") << to_yaml(c_);
         },
         best_step);
@@ -440,7 +441,8 @@ class Run {
       final_json["best_model_checkpoint"] = model_checkpoint;
     }
     for (auto& [split, m] : result.final_metrics) final_json[split] = m;
-    write_json_file((fs::path(c_.train.output_dir) / "final_metrics.json").string(), final_json);
+    io::write_json_file((fs::path(c_.train.output_dir) / "final_metrics.json").string(),
+                        final_json);
     {
       NoGradGuard no_grad;
       model_->eval();
@@ -463,7 +465,7 @@ class Run {
       say(fmt::format("the best model is the last one ({})", judged));
       return dir;
     }
-    nn::load_weights(*model_, nn::SafetensorsFile(dir + "/model.safetensors"));
+    nn::load_weights(*model_, io::SafetensorsFile(dir + "/model.safetensors"));
     loaded_step_ = best_->step();
     say(fmt::format("loaded the best model, {} ({}), for the final evaluation", dir, judged));
     return dir;

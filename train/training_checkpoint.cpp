@@ -1,28 +1,18 @@
 #include "train/training_checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <vector>
 
 #include "autograd/error.h"
+#include "io/atomic_file.h"
 
 namespace heed::train {
 namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kPrefix = "checkpoint-";
-
-void fsync_path(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  HEED_CHECK(fd >= 0, "checkpoint: cannot open {} to sync it", path.string());
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  HEED_CHECK(rc == 0, "checkpoint: fsync of {} failed", path.string());
-}
 
 // checkpoint-STEP directories of `dir`, oldest first.
 std::vector<std::pair<int64_t, fs::path>> checkpoints(const fs::path& dir) {
@@ -55,22 +45,6 @@ std::vector<std::string> earlier_run_files(const std::string& output_dir) {
   return out;
 }
 
-void write_json_file(const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  HEED_CHECK(out.good(), "cannot write {}", path);
-}
-
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  HEED_CHECK(in.good(), "cannot read {}", path);
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON: {}", path, e.what());
-  }
-}
-
 std::string checkpoint_path(const std::string& output_dir, int64_t step) {
   return (fs::path(output_dir) / (kPrefix + std::to_string(step))).string();
 }
@@ -85,12 +59,12 @@ std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   write_files(tmp.string());
-  for (const auto& entry : fs::directory_iterator(tmp)) fsync_path(entry.path());
-  fsync_path(tmp);
+  for (const auto& entry : fs::directory_iterator(tmp)) io::fsync_path(entry.path().string());
+  io::fsync_path(tmp.string());
   // A checkpoint of this step from an earlier, interrupted run is replaced.
   if (fs::exists(final_path)) fs::remove_all(final_path);
   fs::rename(tmp, final_path);
-  fsync_path(dir);
+  io::fsync_path(dir.string());
   auto all = checkpoints(dir);
   for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) {
     if (all[i].first != also_keep) fs::remove_all(all[i].second);

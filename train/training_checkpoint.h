@@ -5,8 +5,6 @@
 // position) and the resolved run_config.yaml. A checkpoint is written into a temporary
 // directory, every file fsynced, then renamed into place, so a crash at any moment leaves
 // the previous checkpoint whole.
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <optional>
 #include <string>
@@ -31,8 +29,5 @@ std::optional<std::string> latest_checkpoint(const std::string& output_dir);
 // checkpoint directories (complete or not), metrics.jsonl and final_metrics.json. Names
 // relative to `output_dir`, sorted; empty when there is none.
 std::vector<std::string> earlier_run_files(const std::string& output_dir);
-
-void write_json_file(const std::string& path, const nlohmann::json& j);
-nlohmann::json read_json_file(const std::string& path);
 
 }  // namespace heed::train

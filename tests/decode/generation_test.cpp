@@ -1,7 +1,6 @@
 // Decoding: greedy against score's distributions, seeded sampling, top-k / top-p /
 // temperature, stopping rules, and beam search against greedy and exhaustive search.
 #include "decode/generation.h"
-#include "train/tasks/seq2seq_eval.h"
 
 #include <gtest/gtest.h>
 
@@ -12,45 +11,13 @@
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "support/test_util.h"
+#include "support/tiny_models.h"
 
 namespace heed::decode {
 namespace {
 
-// Random weights drawn wider than the usual 0.02 give peaked next-token distributions, so
-// that argmaxes are decided by clear margins rather than by rounding.
-constexpr double kInitStd = 0.5;
-
-std::shared_ptr<nn::GPT> tiny_gpt(int64_t vocab = 12, int64_t positions = 24) {
-  nn::GPT2Config c;
-  c.vocab_size = vocab;
-  c.n_positions = positions;
-  c.n_embd = 16;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.initializer_range = kInitStd;
-  c.bos_token_id = c.eos_token_id = 1;
-  auto model = std::make_shared<nn::GPT>(c, 7);
-  model->eval();
-  return model;
-}
-
-std::shared_ptr<nn::EncoderDecoder> tiny_bart(int64_t vocab = 12) {
-  nn::BartConfig c;
-  c.vocab_size = vocab;
-  c.max_position_embeddings = 24;
-  c.d_model = 16;
-  c.encoder_layers = c.decoder_layers = 2;
-  c.encoder_attention_heads = c.decoder_attention_heads = 2;
-  c.encoder_ffn_dim = c.decoder_ffn_dim = 32;
-  c.init_std = kInitStd;
-  c.pad_token_id = 0;
-  c.bos_token_id = 1;
-  c.eos_token_id = 2;
-  c.decoder_start_token_id = 1;
-  auto model = std::make_shared<nn::EncoderDecoder>(c, 11);
-  model->eval();
-  return model;
-}
+using testing::tiny_bart;
+using testing::tiny_gpt;
 
 GenerationOptions greedy_options(int64_t max_new_tokens) {
   GenerationOptions o;
@@ -322,47 +289,6 @@ TEST(Generation, BatchedGreedyDecodingEqualsDecodingEachSourceAlone) {
   EXPECT_LT(reached_eos, static_cast<int>(sources.size()));
   EXPECT_TRUE(greedy_decode_batch(*bart, {}, 12).empty());
   EXPECT_THROW(greedy_decode_batch(*bart, {{}}, 12), Error);
-}
-
-// Generated tokens without tiny_bart's final eos (2), as decode_and_score reports outputs.
-std::vector<int32_t> without_eos(std::vector<int32_t> tokens) {
-  if (!tokens.empty() && tokens.back() == 2) tokens.pop_back();
-  return tokens;
-}
-
-TEST(Generation, DecodeAndScoreGroupsTheVariantsOfASourceAndScoresItsOwnOutput) {
-  auto bart = tiny_bart();
-  const std::vector<int32_t> a = {5, 6, 7}, b = {8, 4};
-  const std::vector<int32_t> out_a = without_eos(generate(*bart, a, greedy_options(10)).tokens);
-  // Source a appears twice: once with its own output as the reference (a variant that is
-  // right), once with something else. Source b has one reference the model cannot produce.
-  std::vector<data::Example> examples(3);
-  examples[0].input_ids = a;
-  examples[0].target_ids = {11, 11, 11};
-  examples[1].input_ids = b;
-  examples[1].target_ids = {0};
-  examples[2].input_ids = a;
-  examples[2].target_ids = out_a;
-  train::GenerationConfig greedy{.num_beams = 1, .max_new_tokens = 10};
-  // Batches of 1: each source in its own chunk.
-  train::Seq2SeqDecoding d = train::decode_and_score(*bart, examples, greedy, 1);
-  ASSERT_EQ(d.decoded.size(), 2u);
-  EXPECT_EQ(d.decoded[0].source, a);
-  EXPECT_EQ(d.decoded[0].references.size(), 2u);
-  EXPECT_EQ(d.decoded[0].output, out_a);
-  const std::vector<int32_t> out_b = without_eos(generate(*bart, b, greedy_options(10)).tokens);
-  EXPECT_EQ(d.decoded[1].output, out_b);
-  ASSERT_EQ(std::count(out_b.begin(), out_b.end(), 0), 0);
-  EXPECT_DOUBLE_EQ(d.metrics.at("sequence_error_rate"), 0.5);
-  // Source a is exact against out_a; b's output lacks b's one reference token (0), so its
-  // edit distance is max(len, 1); the reference lengths sum to len(out_a) + 1.
-  const double edits = static_cast<double>(std::max<size_t>(out_b.size(), 1));
-  EXPECT_DOUBLE_EQ(d.metrics.at("token_error_rate"), edits / (1.0 + out_a.size()));
-  // With num_beams > 1 each source goes through beam_search.
-  train::GenerationConfig beam{.num_beams = 3, .max_new_tokens = 10};
-  const std::vector<int32_t> beam_b =
-      without_eos(beam_search(*bart, b, {.num_beams = 3, .max_new_tokens = 10}).best.tokens);
-  EXPECT_EQ(train::decode_and_score(*bart, examples, beam, 1).decoded[1].output, beam_b);
 }
 
 // The models' KV cache runs only the new token of each prefix; its logits must be those of

@@ -15,6 +15,7 @@
 
 using namespace heed;
 using namespace heed::nn;
+using namespace heed::io;
 namespace fs = std::filesystem;
 
 namespace {

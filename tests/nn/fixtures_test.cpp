@@ -17,6 +17,7 @@
 
 using namespace heed;
 using namespace heed::nn;
+using namespace heed::io;
 
 namespace {
 

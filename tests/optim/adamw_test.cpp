@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "nn/safetensors.h"
+#include "io/safetensors.h"
 #include "optim_test_util.h"
 
 namespace heed::optim {
@@ -29,7 +29,7 @@ void expect_close_elementwise(const Tensor& ours, const Tensor& ref, double rtol
 }
 
 TEST(AdamW, MatchesPyTorchFixture) {
-  nn::SafetensorsFile fixture(std::string(HEED_FIXTURES_DIR) + "/adamw.safetensors");
+  io::SafetensorsFile fixture(std::string(HEED_FIXTURES_DIR) + "/adamw.safetensors");
   const auto& meta = fixture.metadata();
   ASSERT_EQ(meta.at("optimizer"), "torch.optim.AdamW");
   ASSERT_EQ(meta.at("steps"), "3");

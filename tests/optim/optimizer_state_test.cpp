@@ -3,7 +3,7 @@
 #include <functional>
 #include <memory>
 
-#include "nn/safetensors.h"
+#include "io/safetensors.h"
 #include "optim/adamw.h"
 #include "optim/param_groups.h"
 #include "optim/schedule.h"
@@ -120,7 +120,7 @@ TEST(OptimizerState, RestoresHyperParameters) {
   EXPECT_EQ(g.option("beta1"), 0.7);
   EXPECT_EQ(loaded.state("layer.weight"), nullptr);
 
-  nn::SafetensorsFile file(path);
+  io::SafetensorsFile file(path);
   EXPECT_EQ(file.metadata().at("optimizer"), "AdamW");
 }
 
@@ -197,7 +197,7 @@ TEST(OptimizerState, WrongOptimizerOrFileFails) {
   EXPECT_EQ(ams.param_groups()[0].option("amsgrad"), 0.0);
 
   // A file whose groups say amsgrad but whose state lacks max_exp_avg_sq is refused.
-  nn::SafetensorsFile file(plain_path);
+  io::SafetensorsFile file(plain_path);
   NamedTensors tensors;
   for (const std::string& name : file.names()) tensors.emplace_back(name, file.get(name));
   auto metadata = file.metadata();
@@ -205,7 +205,7 @@ TEST(OptimizerState, WrongOptimizerOrFileFails) {
   groups[0]["options"]["amsgrad"] = 1.0;
   metadata["param_groups"] = groups.dump();
   const std::string doctored = temp_path("doctored.safetensors");
-  nn::save_safetensors(doctored, tensors, metadata);
+  io::save_safetensors(doctored, tensors, metadata);
   AdamW fresh(clone_all(params), {});
   const std::string message = load_error(fresh, doctored);
   EXPECT_NE(message.find("max_exp_avg_sq"), std::string::npos) << message;

@@ -1,4 +1,4 @@
-#include "nn/safetensors.h"
+#include "io/safetensors.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include <sstream>
 
 using namespace heed;
-using namespace heed::nn;
+using namespace heed::io;
 
 namespace {
 

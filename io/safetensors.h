@@ -19,7 +19,7 @@
 
 #include "autograd/tensor.h"
 
-namespace heed::nn {
+namespace heed::io {
 
 // Writes `tensors` as the reference writer does: data sorted by descending dtype rank, then by
 // name, packed with no gaps; the header lists "__metadata__" first (omitted when empty), then
@@ -74,4 +74,4 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 };
 
-}  // namespace heed::nn
+}  // namespace heed::io

@@ -1,4 +1,4 @@
-#include "nn/safetensors.h"
+#include "io/safetensors.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -19,8 +19,10 @@
 #include <string_view>
 
 #include "autograd/grad_mode.h"
+#include "io/atomic_file.h"
+#include "io/utf8.h"
 
-namespace heed::nn {
+namespace heed::io {
 
 // heed writes tensor memory to disk as it is and maps file bytes straight into tensors.
 static_assert(std::endian::native == std::endian::little,
@@ -80,41 +82,6 @@ std::optional<DType> heed_dtype_of(std::string_view file_dtype) {
   if (file_dtype == "I64") return DType::i64;
   if (file_dtype == "U8" || file_dtype == "BOOL") return DType::u8;
   return std::nullopt;
-}
-
-// The offset of the first byte that breaks UTF-8, or npos. Strict as Rust's str::from_utf8,
-// which the reference reader uses: no overlong forms, no surrogates, nothing past U+10FFFF.
-size_t find_invalid_utf8(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t length;
-    uint32_t code_point;
-    uint32_t smallest;
-    if ((lead & 0xE0) == 0xC0) {
-      length = 2, code_point = lead & 0x1F, smallest = 0x80;
-    } else if ((lead & 0xF0) == 0xE0) {
-      length = 3, code_point = lead & 0x0F, smallest = 0x800;
-    } else if ((lead & 0xF8) == 0xF0) {
-      length = 4, code_point = lead & 0x07, smallest = 0x10000;
-    } else {
-      return i;
-    }
-    if (length > text.size() - i) return i;
-    for (size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return i;
-      code_point = (code_point << 6) | (next & 0x3F);
-    }
-    const bool surrogate = code_point >= 0xD800 && code_point <= 0xDFFF;
-    if (code_point < smallest || code_point > 0x10FFFF || surrogate) return i;
-    i += length;
-  }
-  return std::string_view::npos;
 }
 
 std::string errno_text() {
@@ -191,69 +158,6 @@ std::string build_header(const std::vector<PlannedTensor>& plan,
   text.append((8 - text.size() % 8) % 8, ' ');
   return text;
 }
-
-// A file created next to its final path and renamed over it once complete and on disk. Until
-// then, the destructor removes it.
-class TempFile {
- public:
-  explicit TempFile(const std::string& final_path) : final_path_(final_path) {
-    static std::atomic<uint64_t> counter{0};
-    for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
-      temp_path_ = fmt::format("{}.tmp.{}.{}", final_path, getpid(), counter++);
-      fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ < 0 && errno != EEXIST) break;
-    }
-    HEED_CHECK(fd_ >= 0, "{}: cannot create temporary file {}: {}", final_path, temp_path_,
-               errno_text());
-  }
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(temp_path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-
-  void write(const void* data, size_t size) {
-    const char* p = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t written = ::write(fd_, p, size);
-      if (written < 0 && errno == EINTR) continue;
-      HEED_CHECK(written > 0, "{}: write failed: {}", final_path_, errno_text());
-      p += written;
-      size -= static_cast<size_t>(written);
-    }
-  }
-
-  // fsync, close, rename over the final path, and fsync the directory so the rename itself
-  // survives a crash.
-  void commit() {
-    HEED_CHECK(::fsync(fd_) == 0, "{}: fsync failed: {}", final_path_, errno_text());
-    const int fd = fd_;
-    fd_ = -1;
-    HEED_CHECK(::close(fd) == 0, "{}: close failed: {}", final_path_, errno_text());
-    HEED_CHECK(::rename(temp_path_.c_str(), final_path_.c_str()) == 0,
-               "{}: cannot rename {} into place: {}", final_path_, temp_path_, errno_text());
-    committed_ = true;
-    sync_directory();
-  }
-
- private:
-  void sync_directory() const {
-    const std::filesystem::path parent = std::filesystem::path(final_path_).parent_path();
-    const std::string dir = parent.empty() ? std::string(".") : parent.string();
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    HEED_CHECK(fd >= 0, "{}: cannot open directory {} to sync it: {}", final_path_, dir,
-               errno_text());
-    const int status = ::fsync(fd);
-    ::close(fd);
-    HEED_CHECK(status == 0, "{}: fsync of directory {} failed: {}", final_path_, dir, errno_text());
-  }
-
-  std::string final_path_;
-  std::string temp_path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 // ---------------------------------------------------------------------------------------
 // Reading
@@ -475,7 +379,7 @@ void save_safetensors(const std::string& path,
   const std::string header = build_header(plan, metadata);
   const uint64_t header_length = header.size();
 
-  TempFile file(path);
+  AtomicFile file(path);
   file.write(&header_length, 8);
   file.write(header.data(), header.size());
   for (const PlannedTensor& t : plan) {
@@ -532,4 +436,4 @@ Tensor SafetensorsFile::get(const std::string& name) const {
   return tensor;
 }
 
-}  // namespace heed::nn
+}  // namespace heed::io
