@@ -20,6 +20,7 @@
 #include "train/best_model.h"
 #include "train/config/config_origins.h"
 #include "train/config/did_you_mean.h"
+#include "train/evaluation.h"
 #include "train/metrics.h"
 #include "train/task_setup.h"
 #include "train/tasks/task.h"
@@ -64,7 +65,8 @@ std::string duration(double seconds) {
 
 class Run {
  public:
-  explicit Run(const RunConfig& config) : c_(config), task_(task_for(config.task)) {}
+  Run(const RunConfig& config, const TrainerHooks& hooks)
+      : c_(config), task_(task_for(config.task)), hooks_(hooks) {}
 
   TrainerResult execute() {
     claim_output_dir();
@@ -220,37 +222,7 @@ class Run {
   }
 
   std::map<std::string, double> evaluate(const std::shared_ptr<const data::Dataset>& split) {
-    NoGradGuard no_grad;
-    model_->eval();
-    const size_t batch_size = static_cast<size_t>(c_.eval.batch_size.value_or(c_.train.batch_size));
-    // A batch pads to its longest example, so a whole split is evaluated longest first: the
-    // same examples, less padding. (MLM masks other tokens in another order, as randomly.) A
-    // part of a split (max_batches) stays the file's first batches, not its longest examples.
-    const bool whole_split = c_.eval.max_batches == 0 ||
-                             static_cast<size_t>(c_.eval.max_batches) * batch_size >= split->size();
-    data::Loader loader(split, data_.collate,
-                        {.batch_size = batch_size,
-                         .shuffle = false,
-                         .group_by_length = whole_split,
-                         .seed = static_cast<uint64_t>(c_.train.seed)});
-    uint64_t batches = loader.batches_per_epoch();
-    if (c_.eval.max_batches > 0) batches = std::min<uint64_t>(batches, c_.eval.max_batches);
-    MetricAccumulator metrics(task_.scored_classes(data_.labels));
-    for (uint64_t b = 0; b < batches; ++b) {
-      data::Batch batch = loader.batch_at({0, b});
-      BatchLoss r = task_.loss(*model_, batch, 0.0);
-      metrics.add(r.loss.item(), r.targets, r.logits, r.labels);
-    }
-    std::map<std::string, double> results = metrics.results();
-    if (!task_.decoding_metric_names(c_.eval).empty()) {
-      // Metrics of what the model outputs by itself, over the same examples.
-      const size_t n = std::min<size_t>(split->size(), batches * loader.options().batch_size);
-      std::vector<data::Example> examples;
-      for (size_t i = 0; i < n; ++i) examples.push_back(split->get(i));
-      const std::map<std::string, double> decoded = task_.decoding_metrics(
-          *model_, examples, c_, static_cast<int64_t>(loader.options().batch_size));
-      results.insert(decoded.begin(), decoded.end());
-    }
+    std::map<std::string, double> results = train::evaluate(task_, *model_, data_, split, c_);
     model_->train();
     return results;
   }
@@ -305,20 +277,6 @@ class Run {
     return path;
   }
 
-  // Fault injection for the end-to-end tests: HEED_FAULT_AFTER_STEP=N:SIGNAL makes the
-  // process send itself SIGNAL (KILL, TERM or INT) once step N is done, so that a crash or an
-  // interruption happens at a known point.
-  void inject_fault() const {
-    static const char* spec = std::getenv("HEED_FAULT_AFTER_STEP");
-    if (!spec) return;
-    const std::string s(spec);
-    const size_t colon = s.find(':');
-    if (colon == std::string::npos || std::stoll(s.substr(0, colon)) != step_) return;
-    const std::string name = s.substr(colon + 1);
-    const int sig = name == "KILL" ? SIGKILL : name == "TERM" ? SIGTERM : SIGINT;
-    std::raise(sig);
-  }
-
   double elapsed() const {
     return elapsed_before_ + std::chrono::duration<double>(Clock::now() - start_).count();
   }
@@ -348,79 +306,108 @@ class Run {
     }
   }
 
+  // The loop, as llm.c writes it: one optimizer step, then whatever is due after it.
   TrainerResult train_loop() {
     TrainerResult result;
-    model_->train();
-    start_ = Clock::now();
-    first_step_ = step_;
-    double interval_loss = 0.0;
-    int64_t interval_steps = 0, interval_tokens = 0;
-    auto interval_start = Clock::now();
-
+    begin_loop();
     while (step_ < c_.train.max_steps) {
       const double lr = scheduler_->last_lr().at(0);
-      StepOutcome o = train_step(task_, *model_, *optimizer_, [this] { return loader_->next(); },
-                                 {.grad_accum_steps = c_.train.grad_accum_steps,
-                                  .max_grad_norm = c_.train.max_grad_norm,
-                                  .label_smoothing = c_.train.label_smoothing});
-      if (o.nonfinite_loss) {
-        say(
-            fmt::format("stopping: the loss is {} at step {} (micro-batch {}); the last "
-                        "checkpoint is intact",
-                        *o.nonfinite_loss, step_ + 1, o.nonfinite_micro));
-        result.exit_code = 1;
-        result.steps = step_;
-        return result;
-      }
-      interval_tokens += o.tokens;
-      tokens_seen_ += o.tokens;
-      scheduler_->step();
-      const double step_loss = o.loss, grad_norm = o.grad_norm;
-      ++step_;
-      interval_loss += step_loss;
-      ++interval_steps;
-
-      const double seconds = std::chrono::duration<double>(Clock::now() - interval_start).count();
-      const double tokens_per_s = interval_tokens / std::max(seconds, 1e-9);
-      report_progress(step_loss, lr, tokens_per_s);
-      if (step_ % c_.logging.every_steps == 0 || step_ == c_.train.max_steps) {
-        record({{"step", step_},
-                {"loss", interval_loss / interval_steps},
-                {"lr", lr},
-                {"grad_norm", grad_norm},
-                {"tokens_per_second", tokens_per_s},
-                {"elapsed_seconds", elapsed()}});
-        interval_loss = 0.0;
-        interval_steps = 0;
-        interval_tokens = 0;
-        interval_start = Clock::now();
-      }
-      const bool last = step_ == c_.train.max_steps;
-      // The final evaluation comes after the loop, except that the best model's choice judges
-      // the last step too, before its checkpoint records the best.
-      const bool due = c_.eval.every_steps > 0 && step_ % c_.eval.every_steps == 0;
-      bool new_best = false;
-      if (data_.valid && ((due && !last) || (best_ && last))) {
-        std::map<std::string, double> m = evaluate_and_log("valid", data_.valid, nullptr);
-        if (best_ && best_->consider(m, step_)) {
-          new_best = true;
-          say(fmt::format("best so far by valid {}: {:.6g} at step {}", best_->metric(),
-                          best_->value(), step_));
-        }
-        if (last) last_valid_ = std::move(m);
-      }
-      const bool periodic = c_.checkpoint.every_steps > 0 && step_ % c_.checkpoint.every_steps == 0;
-      const bool saved = periodic || last || new_best;
-      if (saved) result.last_checkpoint = save_checkpoint();
-      inject_fault();
-      if (g_stop_signal != 0) {
-        say(fmt::format("received signal {}: saving a checkpoint at step {} and stopping",
-                        g_stop_signal.load(), step_));
-        if (!saved) result.last_checkpoint = save_checkpoint();
-        result.steps = step_;
-        return result;
-      }
+      const StepOutcome o = run_step();
+      if (o.nonfinite_loss) return stop_on_nonfinite_loss(o, result);
+      log_step(o, lr);
+      const bool new_best = evaluate_if_due();
+      const bool saved = checkpoint_if_due(new_best, result);
+      if (hooks_.after_step) hooks_.after_step(step_);
+      if (g_stop_signal != 0) return stop_on_signal(saved, result);
     }
+    return finish(result);
+  }
+
+  void begin_loop() {
+    model_->train();
+    start_ = interval_.start = Clock::now();
+    first_step_ = step_;
+  }
+
+  StepOutcome run_step() {
+    StepOutcome o = train_step(task_, *model_, *optimizer_, [this] { return loader_->next(); },
+                               {.grad_accum_steps = c_.train.grad_accum_steps,
+                                .max_grad_norm = c_.train.max_grad_norm,
+                                .label_smoothing = c_.train.label_smoothing});
+    if (o.nonfinite_loss) return o;  // nothing changed: the step did not happen
+    tokens_seen_ += o.tokens;
+    scheduler_->step();
+    ++step_;
+    return o;
+  }
+
+  TrainerResult stop_on_nonfinite_loss(const StepOutcome& o, TrainerResult& result) {
+    say(
+        fmt::format("stopping: the loss is {} at step {} (micro-batch {}); the last "
+                    "checkpoint is intact",
+                    *o.nonfinite_loss, step_ + 1, o.nonfinite_micro));
+    result.exit_code = 1;
+    result.steps = step_;
+    return result;
+  }
+
+  // The progress line or bar after every step; a metrics.jsonl record of the mean over each
+  // logging interval.
+  void log_step(const StepOutcome& o, double lr) {
+    interval_.loss += o.loss;
+    interval_.steps += 1;
+    interval_.tokens += o.tokens;
+    const double seconds = std::chrono::duration<double>(Clock::now() - interval_.start).count();
+    const double tokens_per_s = interval_.tokens / std::max(seconds, 1e-9);
+    report_progress(o.loss, lr, tokens_per_s);
+    if (step_ % c_.logging.every_steps != 0 && step_ != c_.train.max_steps) return;
+    record({{"step", step_},
+            {"loss", interval_.loss / interval_.steps},
+            {"lr", lr},
+            {"grad_norm", o.grad_norm},
+            {"tokens_per_second", tokens_per_s},
+            {"elapsed_seconds", elapsed()}});
+    interval_ = Interval{.start = Clock::now()};
+  }
+
+  // Evaluates data.valid when eval.every_steps says so; returns whether the model is the best
+  // so far. The final evaluation comes after the loop, except that the best model's choice
+  // judges the last step too, before its checkpoint records the best.
+  bool evaluate_if_due() {
+    const bool last = step_ == c_.train.max_steps;
+    const bool due = c_.eval.every_steps > 0 && step_ % c_.eval.every_steps == 0;
+    if (!data_.valid || !((due && !last) || (best_ && last))) return false;
+    std::map<std::string, double> m = evaluate_and_log("valid", data_.valid, nullptr);
+    bool new_best = false;
+    if (best_ && best_->consider(m, step_)) {
+      new_best = true;
+      say(fmt::format("best so far by valid {}: {:.6g} at step {}", best_->metric(), best_->value(),
+                      step_));
+    }
+    if (last) last_valid_ = std::move(m);
+    return new_best;
+  }
+
+  // Saves a checkpoint every checkpoint.every_steps, at the last step and for a new best
+  // model; returns whether it saved one.
+  bool checkpoint_if_due(bool new_best, TrainerResult& result) {
+    const bool periodic = c_.checkpoint.every_steps > 0 && step_ % c_.checkpoint.every_steps == 0;
+    if (!periodic && step_ != c_.train.max_steps && !new_best) return false;
+    result.last_checkpoint = save_checkpoint();
+    return true;
+  }
+
+  TrainerResult stop_on_signal(bool saved, TrainerResult& result) {
+    say(fmt::format("received signal {}: saving a checkpoint at step {} and stopping",
+                    g_stop_signal.load(), step_));
+    if (!saved) result.last_checkpoint = save_checkpoint();
+    result.steps = step_;
+    return result;
+  }
+
+  // After the last step: the best model loaded if chosen, the final evaluations,
+  // final_metrics.json, the task's examples.
+  TrainerResult finish(TrainerResult& result) {
     result.steps = step_;
     std::string model_checkpoint = result.last_checkpoint;
     if (best_) model_checkpoint = load_best_model(model_checkpoint);
@@ -432,17 +419,7 @@ class Run {
       }
       if (data_.test) evaluate_and_log("test", data_.test, &result);
     }
-    nlohmann::json final_json = {{"step", step_},
-                                 {"tokens_seen", tokens_seen_},
-                                 {"elapsed_seconds", elapsed()},
-                                 {"checkpoint", model_checkpoint}};
-    if (best_) {
-      final_json.update(best_->state());
-      final_json["best_model_checkpoint"] = model_checkpoint;
-    }
-    for (auto& [split, m] : result.final_metrics) final_json[split] = m;
-    io::write_json_file((fs::path(c_.train.output_dir) / "final_metrics.json").string(),
-                        final_json);
+    write_final_metrics(result, model_checkpoint);
     {
       NoGradGuard no_grad;
       model_->eval();
@@ -453,6 +430,19 @@ class Run {
                     model_checkpoint));
     if (profiling()) say("time per op over the run (HEED_PROFILE):\n" + op_time_report());
     return result;
+  }
+
+  void write_final_metrics(const TrainerResult& result, const std::string& model_checkpoint) {
+    nlohmann::json j = {{"step", step_},
+                        {"tokens_seen", tokens_seen_},
+                        {"elapsed_seconds", elapsed()},
+                        {"checkpoint", model_checkpoint}};
+    if (best_) {
+      j.update(best_->state());
+      j["best_model_checkpoint"] = model_checkpoint;
+    }
+    for (auto& [split, m] : result.final_metrics) j[split] = m;
+    io::write_json_file((fs::path(c_.train.output_dir) / "final_metrics.json").string(), j);
   }
 
   // Loads the best checkpoint's weights unless the last step's are the best; returns the
@@ -473,6 +463,7 @@ class Run {
 
   RunConfig c_;
   const TrainingTask& task_;
+  TrainerHooks hooks_;
   TaskData data_;
   std::shared_ptr<nn::PretrainedModel> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
@@ -485,12 +476,18 @@ class Run {
   double elapsed_before_ = 0.0;
   Clock::time_point start_;
   bool bar_visible_ = false;
+  struct Interval {  // the steps since the last metrics.jsonl record
+    double loss = 0.0;
+    int64_t steps = 0, tokens = 0;
+    Clock::time_point start;
+  };
+  Interval interval_;
 };
 
 }  // namespace
 
-TrainerResult run_training(const RunConfig& config) {
-  return Run(config).execute();
+TrainerResult run_training(const RunConfig& config, const TrainerHooks& hooks) {
+  return Run(config, hooks).execute();
 }
 
 }  // namespace heed::train

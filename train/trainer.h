@@ -4,6 +4,7 @@
 // final checkpoints, a stop on a non-finite loss, SIGINT/SIGTERM -> checkpoint and a clean
 // exit, resuming that continues exactly as if the run had never stopped, and (with
 // eval.load_best_model_at_end) keeping and finally loading the best validated checkpoint.
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,7 +20,13 @@ struct TrainerResult {
   std::map<std::string, std::map<std::string, double>> final_metrics;  // split -> metrics
 };
 
+// Calls into a run, for tests: `after_step(step)` runs once each step is done and checkpointed,
+// before the run looks for a stop signal (a test sends one there to stop at a known step).
+struct TrainerHooks {
+  std::function<void(int64_t step)> after_step;
+};
+
 // Runs the whole job the config describes and returns how it ended.
-TrainerResult run_training(const RunConfig& config);
+TrainerResult run_training(const RunConfig& config, const TrainerHooks& hooks = {});
 
 }  // namespace heed::train

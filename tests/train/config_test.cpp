@@ -1,6 +1,7 @@
 // The run config: loading, defaults, every validation error's exact one-line message (file,
 // line, dotted key), --set overrides, and the to_yaml round trip.
 #include "train/config/config.h"
+#include "train/config/pipeline.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -706,6 +707,12 @@ TEST_F(Config, ShippedConfigsValidate) {
     for (const auto& entry : fs::directory_iterator(dir)) {
       if (entry.path().extension() != ".yaml") continue;
       ++checked;
+      if (auto stages = read_pipeline(entry.path().string())) {  // its stages are checked here too
+        for (const PipelineStage& stage : *stages) {
+          EXPECT_TRUE(fs::exists(stage.config)) << entry.path() << ": " << stage.config;
+        }
+        continue;
+      }
       try {
         load_run_config(entry.path().string());
       } catch (const std::exception& e) {

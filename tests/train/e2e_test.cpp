@@ -3,60 +3,18 @@
 // bit, SIGTERM saves and exits cleanly, fine-tuning starts from a checkpoint, and bad
 // configs exit with 2 and one line.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "train/run_train.h"
 
 namespace fs = std::filesystem;
 
+using namespace heed::testing;
+
 namespace {
-
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stderr and stdout
-};
-
-// Runs `train` from the source directory (the tiny configs' paths are relative to it).
-Outcome run_train(const std::string& args, const std::string& env = "") {
-  const std::string cmd =
-      "cd " HEED_SOURCE_DIR " && " + env + " " HEED_TRAIN_BIN " " + args + " 2>&1";
-  Outcome o;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) o.output.append(buf, n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return o;
-}
-
-std::string fresh_dir(const std::string& name) {
-  fs::path p = fs::path(::testing::TempDir()) / ("heed_e2e_" + name);
-  fs::remove_all(p);
-  return p.string();
-}
-
-// The (step, loss) records of metrics.jsonl.
-std::vector<std::pair<int64_t, double>> losses(const std::string& dir) {
-  std::ifstream in(dir + "/metrics.jsonl");
-  std::vector<std::pair<int64_t, double>> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
-    if (j.contains("loss") && !j.contains("split")) out.emplace_back(j["step"], j["loss"]);
-  }
-  return out;
-}
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string mlm_args(const std::string& out, const std::string& extra = "") {
   return "--config configs/tiny/bert_mlm.yaml --set train.output_dir=" + out +
@@ -213,6 +171,18 @@ TEST(EndToEnd, AResumeBeforeTheFirstCheckpointStartsTheMetricsOver) {
   auto l = losses(out);
   ASSERT_EQ(l.size(), 20u);
   for (size_t i = 0; i < l.size(); ++i) EXPECT_EQ(l[i].first, static_cast<int64_t>(i + 1));
+}
+
+TEST(EndToEnd, ResumingAFinishedRunReportsItAndTrainsNothing) {
+  const std::string out = fresh_dir("resume_finished");
+  const std::string short_run = "--set train.max_steps=10 --set schedule.warmup_steps=2";
+  ASSERT_EQ(run_train(mlm_args(out, short_run)).exit_code, 0);
+  const std::string metrics = file_bytes(out + "/metrics.jsonl");
+  const Outcome again = run_train(mlm_args(out, short_run + " --resume"));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(again.output, "configs/tiny/bert_mlm.yaml: finished earlier (" + out +
+                              "/final_metrics.json); its model is " + out + "/checkpoint-10\n");
+  EXPECT_EQ(file_bytes(out + "/metrics.jsonl"), metrics);
 }
 
 TEST(EndToEnd, SigtermSavesACheckpointAndExitsCleanly) {

@@ -194,10 +194,17 @@ struct RunConfig {
   Origins origins;
 };
 
+// What load_run_config may take on trust: a pipeline checks its later stages before the
+// stages that write their init_from have run.
+struct ConfigChecks {
+  bool init_from_written_later = false;  // init_from need not exist yet
+};
+
 // Reads `path`, applies the overrides in order ("optim.lr=3e-4"; the value is YAML, so
 // "optim.betas=[0.9,0.98]" works), then checks everything, including that the data files
 // exist. Relative paths resolve against the current working directory. Throws ConfigError.
-RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides = {});
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides = {},
+                          const ConfigChecks& checks = {});
 
 // The resolved config as YAML, every key with its value (unset ones as null); loading it
 // again gives the same config. What `--print-config` prints.

@@ -19,6 +19,6 @@ template <typename... Args>
 
 // Checks the values of a config whose types and keys are already right: ranges, names,
 // combinations, and that the files it names exist.
-void validate(const RunConfig& config, const Origins& origins);
+void validate(const RunConfig& config, const Origins& origins, const ConfigChecks& checks = {});
 
 }  // namespace heed::train

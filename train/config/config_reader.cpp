@@ -11,6 +11,7 @@
 #include "train/config/config_origins.h"
 #include "train/config/config_schema.h"
 #include "train/config/did_you_mean.h"
+#include "train/config/pipeline.h"
 
 namespace heed::train {
 namespace {
@@ -358,7 +359,8 @@ YAML::Node parse_file(const std::string& path) {
 
 }  // namespace
 
-RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
+RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
+                          const ConfigChecks& checks) {
   YAML::Node root = parse_file(path);
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) {
@@ -373,9 +375,62 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
   Reader reader(root, config, origins, override_of);
   visit_config(reader, config);
   reader.finish();
-  validate(config, origins);
+  validate(config, origins, checks);
   config.origins = std::move(origins);
   return config;
+}
+
+std::optional<std::vector<PipelineStage>> read_pipeline(const std::string& path) {
+  const YAML::Node root = parse_file(path);
+  if (!root.IsMap() || !root["pipeline"]) return std::nullopt;
+  const auto where = [&](const YAML::Node& node) {
+    return fmt::format("{}:{}", path, node.Mark().line + 1);
+  };
+  for (const auto& entry : root) {
+    const std::string key = entry.first.as<std::string>();
+    if (key != "pipeline") {
+      config_fail(where(entry.first), "unknown key '{}': a pipeline file holds `pipeline` only",
+                  key);
+    }
+  }
+  const YAML::Node list = root["pipeline"];
+  if (!list.IsSequence() || list.size() == 0) {
+    config_fail(where(list), "pipeline: expected a list of stages, got {}", describe(list));
+  }
+  std::vector<PipelineStage> stages;
+  for (const YAML::Node& item : list) {
+    PipelineStage stage{.where = where(item)};
+    if (item.IsScalar()) {
+      stage.config = item.as<std::string>();
+    } else if (item.IsMap()) {
+      for (const auto& field : item) {
+        const std::string key = field.first.as<std::string>();
+        const YAML::Node& value = field.second;
+        if (key == "config" && value.IsScalar()) {
+          stage.config = value.as<std::string>();
+        } else if (key == "set" && value.IsSequence()) {
+          for (const YAML::Node& text : value) {
+            if (!text.IsScalar()) {
+              config_fail(where(text), "pipeline: `set` takes key=value texts, got {}",
+                          describe(text));
+            }
+            stage.overrides.push_back(text.as<std::string>());
+          }
+        } else {
+          config_fail(where(field.first),
+                      "pipeline: a stage takes `config` (a path) and `set` (a list of "
+                      "key=value), got '{}': {}",
+                      key, describe(value));
+        }
+      }
+    } else {
+      config_fail(stage.where, "pipeline: a stage is a config path or {{config, set}}, got {}",
+                  describe(item));
+    }
+    if (stage.config.empty()) config_fail(stage.where, "pipeline: the stage names no config");
+    stages.push_back(std::move(stage));
+  }
+  return stages;
 }
 
 }  // namespace heed::train

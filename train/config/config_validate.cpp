@@ -273,11 +273,13 @@ void check_best_model(Checker& c, const RunConfig& config) {
 }
 
 // Last: the cheap checks above should not wait on the file system.
-void check_files(Checker& c, const RunConfig& config) {
+void check_files(Checker& c, const RunConfig& config, const ConfigChecks& checks) {
   c.file_exists("data.train", config.data.train);
   if (config.data.valid) c.file_exists("data.valid", *config.data.valid);
   if (config.data.test) c.file_exists("data.test", *config.data.test);
-  if (config.init_from) c.directory_exists("init_from", *config.init_from);
+  if (config.init_from && !checks.init_from_written_later) {
+    c.directory_exists("init_from", *config.init_from);
+  }
 }
 
 // The metric names come from the task; a classifier's class names (spam_f1, ham_recall) from
@@ -292,7 +294,7 @@ void check_best_model_metric(Checker& c, const RunConfig& config) {
 
 }  // namespace
 
-void validate(const RunConfig& config, const Origins& origins) {
+void validate(const RunConfig& config, const Origins& origins, const ConfigChecks& checks) {
   Checker c(origins);
   const Arch needed = task_for(config.task).architecture();
   c.check(config.model.arch == needed, "task", "'{}' needs model.arch {}, got {}",
@@ -302,7 +304,7 @@ void validate(const RunConfig& config, const Origins& origins) {
   check_data(c, config);
   check_training(c, config);
   check_best_model(c, config);
-  check_files(c, config);
+  check_files(c, config, checks);
   check_best_model_metric(c, config);
 }
 

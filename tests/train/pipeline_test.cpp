@@ -1,0 +1,96 @@
+// A pipeline file runs its stages one after another, each from the model the stage before it
+// ended with; run again, it reports the finished stages instead of training them again; a
+// mistake in any stage stops it before the first one trains.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "train/run_train.h"
+
+namespace fs = std::filesystem;
+
+using namespace heed::testing;
+
+namespace {
+
+// A pipeline of the tiny MLM and the tiny classifier, into fresh directories under `name`;
+// `classifier_sets` adds to the classifier stage's `set`.
+struct TinyPipeline {
+  std::string dir, mlm, classifier, file;
+};
+
+TinyPipeline write_tiny_pipeline(const std::string& name, const std::string& classifier_sets = "") {
+  TinyPipeline p;
+  p.dir = fresh_dir(name);
+  p.mlm = p.dir + "/mlm";
+  p.classifier = p.dir + "/classify";
+  p.file = p.dir + "/pipeline.yaml";
+  fs::create_directories(p.dir);
+  std::ofstream(p.file) << "pipeline:\n"
+                        << "  - config: configs/tiny/bert_mlm.yaml\n"
+                        << "    set: [train.output_dir=" << p.mlm << ", tokenizer.vocab=" << p.mlm
+                        << "/vocab.txt]\n"
+                        << "  - config: configs/tiny/bert_classify.yaml\n"
+                        << "    set: [train.output_dir=" << p.classifier << classifier_sets
+                        << "]\n";
+  return p;
+}
+
+TEST(Pipeline, RunsItsStagesEachFromThePreviousModelAndThenReportsThemFinished) {
+  const TinyPipeline p = write_tiny_pipeline("pipeline");
+  const Outcome first = run_train("--config " + p.file);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  // The classifier started from the MLM's last checkpoint, not from its config's init_from.
+  EXPECT_NE(first.output.find("stage 2/2 (configs/tiny/bert_classify.yaml), from " + p.mlm +
+                              "/checkpoint-200"),
+            std::string::npos)
+      << first.output;
+  EXPECT_NE(first.output.find("init_from " + p.mlm + "/checkpoint-200: loaded"), std::string::npos)
+      << first.output;
+  const auto finals = nlohmann::json::parse(file_bytes(p.classifier + "/final_metrics.json"));
+  EXPECT_EQ(finals["step"], 80);
+  const std::string metrics = file_bytes(p.classifier + "/metrics.jsonl");
+
+  const Outcome again = run_train("--config " + p.file);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("stage 1/2 (configs/tiny/bert_mlm.yaml): finished earlier; its "
+                              "model is " +
+                              p.mlm + "/checkpoint-200"),
+            std::string::npos)
+      << again.output;
+  EXPECT_NE(again.output.find("stage 2/2 (configs/tiny/bert_classify.yaml): finished earlier"),
+            std::string::npos)
+      << again.output;
+  EXPECT_EQ(again.output.find("step "), std::string::npos) << again.output;  // no training
+  EXPECT_EQ(file_bytes(p.classifier + "/metrics.jsonl"), metrics);
+}
+
+TEST(Pipeline, AMistakeInALaterStageStopsItBeforeAnyTraining) {
+  const TinyPipeline p = write_tiny_pipeline("pipeline_bad_stage", ", optim.lr=-1");
+  const Outcome o = run_train("--config " + p.file);
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("optim.lr"), std::string::npos) << o.output;
+  EXPECT_FALSE(fs::exists(p.mlm)) << o.output;
+}
+
+TEST(Pipeline, AMalformedFileNamesItsLine) {
+  const std::string dir = fresh_dir("pipeline_malformed");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/unknown.yaml") << "pipeline:\n  - configs/tiny/bert_mlm.yaml\nstages: 2\n";
+  Outcome o = run_train("--config " + dir + "/unknown.yaml");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_EQ(o.output, "train: " + dir +
+                          "/unknown.yaml:3: unknown key 'stages': a pipeline file holds "
+                          "`pipeline` only\n");
+  std::ofstream(dir + "/stage.yaml") << "pipeline:\n  - {config: configs/tiny/bert_mlm.yaml, "
+                                        "sets: [optim.lr=1]}\n";
+  o = run_train("--config " + dir + "/stage.yaml");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find(dir + "/stage.yaml:2: pipeline: a stage takes `config`"),
+            std::string::npos)
+      << o.output;
+}
+
+}  // namespace

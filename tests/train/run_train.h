@@ -1,0 +1,65 @@
+#pragma once
+// Running the train program end to end, for the tests of tests/train/: its output and exit
+// code, fresh output directories, and what a run leaves in them.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace heed::testing {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stderr and stdout
+};
+
+// Runs `train` from the source directory (the tiny configs' paths are relative to it); with
+// HEED_FAULT_AFTER_STEP in `env`, its twin that injects the fault.
+inline Outcome run_train(const std::string& args, const std::string& env = "") {
+  const bool fault = env.find("HEED_FAULT_AFTER_STEP") != std::string::npos;
+  const std::string program = fault ? HEED_FAULT_TRAIN_BIN : HEED_TRAIN_BIN;
+  const std::string cmd = "cd " HEED_SOURCE_DIR " && " + env + " " + program + " " + args + " 2>&1";
+  Outcome o;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) o.output.append(buf, n);
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return o;
+}
+
+inline std::string fresh_dir(const std::string& name) {
+  fs::path p = fs::path(::testing::TempDir()) / ("heed_e2e_" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+// The (step, loss) records of metrics.jsonl.
+inline std::vector<std::pair<int64_t, double>> losses(const std::string& dir) {
+  std::ifstream in(dir + "/metrics.jsonl");
+  std::vector<std::pair<int64_t, double>> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("loss") && !j.contains("split")) out.emplace_back(j["step"], j["loss"]);
+  }
+  return out;
+}
+
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace heed::testing
