@@ -142,6 +142,27 @@ void Optimizer::save_state(const std::string& path) const {
 
 void Optimizer::load_state(const std::string& path) {
   io::SafetensorsFile file(path);
+  const nlohmann::json saved_groups = read_saved_groups(file);
+  // Everything is read into copies first, so that a bad file leaves the optimizer untouched.
+  std::vector<ParamGroup> groups = groups_;
+  std::vector<std::vector<ParamState>> state(groups_.size());
+  try {
+    for (size_t g = 0; g < groups.size(); ++g) {
+      restore_group(saved_groups[g], g, groups[g], path);
+      state[g].resize(groups[g].params.size());
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: malformed param_groups metadata: {}", path, e.what());
+  }
+  read_state_tensors(file, state);
+  check_state_complete(groups, state, path);
+  groups_ = std::move(groups);
+  state_ = std::move(state);
+}
+
+// The file's groups, after its metadata says it holds this optimizer's state.
+nlohmann::json Optimizer::read_saved_groups(const io::SafetensorsFile& file) const {
+  const std::string& path = file.path();
   const auto& meta = file.metadata();
   auto meta_value = [&](const std::string& key) -> const std::string& {
     auto it = meta.find(key);
@@ -154,7 +175,6 @@ void Optimizer::load_state(const std::string& path) {
              meta_value("format"), kFormat);
   HEED_CHECK(meta_value("optimizer") == name(), "{}: holds {} state, cannot load it into {}", path,
              meta_value("optimizer"), name());
-
   nlohmann::json saved_groups;
   try {
     saved_groups = nlohmann::json::parse(meta_value("param_groups"));
@@ -164,55 +184,49 @@ void Optimizer::load_state(const std::string& path) {
   HEED_CHECK(saved_groups.is_array() && saved_groups.size() == groups_.size(),
              "{}: holds {} parameter groups, this optimizer has {}", path,
              saved_groups.is_array() ? saved_groups.size() : 0, groups_.size());
+  return saved_groups;
+}
 
-  // Everything is read into copies first, so that a bad file leaves the optimizer untouched.
-  std::vector<ParamGroup> groups = groups_;
-  std::vector<std::vector<ParamState>> state(groups_.size());
-  try {
-    for (size_t g = 0; g < groups.size(); ++g) {
-      const nlohmann::json& saved = saved_groups[g];
-      ParamGroup& group = groups[g];
-      std::vector<std::string> names = saved.at("params").get<std::vector<std::string>>();
-      for (const std::string& n : names) {
-        HEED_CHECK(by_name_.count(n),
-                   "{}: has state for parameter '{}', which this optimizer "
-                   "does not have",
-                   path, n);
-        HEED_CHECK(by_name_.at(n).group == g,
-                   "{}: parameter '{}' is in group {} of the file "
-                   "but in group {} of this optimizer",
-                   path, n, g, by_name_.at(n).group);
-      }
-      for (size_t i = 0; i < group.params.size(); ++i) {
-        const std::string& n = group.params[i].first;
-        if (i < names.size() && names[i] == n) continue;
-        HEED_CHECK(std::find(names.begin(), names.end(), n) != names.end(),
-                   "{}: has no entry for parameter '{}' (group {}): saved for other parameters",
-                   path, n, g);
-        fail("{}: parameter '{}' is at a different position in group {} of the file", path, n, g);
-      }
-      HEED_CHECK(names.size() == group.params.size(),
-                 "{}: group {} has {} parameters, this "
-                 "optimizer's has {}",
-                 path, g, names.size(), group.params.size());
-
-      group.lr = saved.at("lr").get<double>();
-      group.weight_decay = saved.at("weight_decay").get<double>();
-      auto options = saved.at("options").get<std::map<std::string, double>>();
-      for (const auto& [key, value] : group.options) {
-        HEED_CHECK(options.count(key), "{}: group {} lacks option '{}'", path, g, key);
-      }
-      for (const auto& [key, value] : options) {
-        HEED_CHECK(group.options.count(key), "{}: group {} has unknown option '{}'", path, g, key);
-      }
-      group.options = options;
-      check_hyper_parameters(group, fmt::format("{}: parameter group {}", path, g));
-      state[g].resize(group.params.size());
-    }
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: malformed param_groups metadata: {}", path, e.what());
+// Group g's hyper-parameters from the file, after checking that it lists the same parameters
+// in the same order.
+void Optimizer::restore_group(const nlohmann::json& saved, size_t g, ParamGroup& group,
+                              const std::string& path) const {
+  std::vector<std::string> names = saved.at("params").get<std::vector<std::string>>();
+  for (const std::string& n : names) {
+    HEED_CHECK(by_name_.count(n),
+               "{}: has state for parameter '{}', which this optimizer does not have", path, n);
+    HEED_CHECK(by_name_.at(n).group == g,
+               "{}: parameter '{}' is in group {} of the file but in group {} of this optimizer",
+               path, n, g, by_name_.at(n).group);
   }
+  for (size_t i = 0; i < group.params.size(); ++i) {
+    const std::string& n = group.params[i].first;
+    if (i < names.size() && names[i] == n) continue;
+    HEED_CHECK(std::find(names.begin(), names.end(), n) != names.end(),
+               "{}: has no entry for parameter '{}' (group {}): saved for other parameters", path,
+               n, g);
+    fail("{}: parameter '{}' is at a different position in group {} of the file", path, n, g);
+  }
+  HEED_CHECK(names.size() == group.params.size(),
+             "{}: group {} has {} parameters, this optimizer's has {}", path, g, names.size(),
+             group.params.size());
+  group.lr = saved.at("lr").get<double>();
+  group.weight_decay = saved.at("weight_decay").get<double>();
+  auto options = saved.at("options").get<std::map<std::string, double>>();
+  for (const auto& [key, value] : group.options) {
+    HEED_CHECK(options.count(key), "{}: group {} lacks option '{}'", path, g, key);
+  }
+  for (const auto& [key, value] : options) {
+    HEED_CHECK(group.options.count(key), "{}: group {} has unknown option '{}'", path, g, key);
+  }
+  group.options = options;
+  check_hyper_parameters(group, fmt::format("{}: parameter group {}", path, g));
+}
 
+// Each "<param name>.<slot>" entry into `state`, checked against its parameter.
+void Optimizer::read_state_tensors(const io::SafetensorsFile& file,
+                                   std::vector<std::vector<ParamState>>& state) const {
+  const std::string& path = file.path();
   for (const std::string& entry : file.names()) {
     size_t dot = entry.rfind('.');
     HEED_CHECK(dot != std::string::npos && by_name_.count(entry.substr(0, dot)),
@@ -236,8 +250,16 @@ void Optimizer::load_state(const std::string& path) {
                param_name, t.dtype());
     s.tensors[slot] = t.dtype() == p.dtype() ? t : t.to(p.dtype());
   }
+}
+
+// A parameter that was updated has every state tensor its optimizer keeps; one that was not
+// has none.
+void Optimizer::check_state_complete(const std::vector<ParamGroup>& groups,
+                                     const std::vector<std::vector<ParamState>>& state,
+                                     const std::string& path) const {
   for (size_t g = 0; g < groups.size(); ++g) {
-    const std::vector<std::string> expected = state_names(groups[g]);
+    std::vector<std::string> want = state_names(groups[g]);
+    std::sort(want.begin(), want.end());
     for (size_t i = 0; i < groups[g].params.size(); ++i) {
       const ParamState& s = state[g][i];
       const std::string& n = groups[g].params[i].first;
@@ -248,14 +270,10 @@ void Optimizer::load_state(const std::string& path) {
       }
       std::vector<std::string> have;
       for (const auto& [slot, t] : s.tensors) have.push_back(slot);
-      std::vector<std::string> want = expected;
-      std::sort(want.begin(), want.end());
       HEED_CHECK(have == want, "{}: parameter '{}' has state [{}], {} expects [{}]", path, n,
                  fmt::join(have, ", "), name(), fmt::join(want, ", "));
     }
   }
-  groups_ = std::move(groups);
-  state_ = std::move(state);
 }
 
 }  // namespace heed::optim

@@ -16,6 +16,8 @@
 //   scheduler.step();                               // optional (schedule.h)
 //
 // With equal micro-batch sizes this gives the gradient of the mean loss over the whole batch.
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "autograd/tensor.h"
+#include "io/safetensors.h"
 
 namespace heed::optim {
 
@@ -105,6 +108,16 @@ class Optimizer {
     size_t group;
     size_t index;
   };
+  // The steps of load_state.
+  nlohmann::json read_saved_groups(const io::SafetensorsFile& file) const;
+  void restore_group(const nlohmann::json& saved, size_t g, ParamGroup& group,
+                     const std::string& path) const;
+  void read_state_tensors(const io::SafetensorsFile& file,
+                          std::vector<std::vector<ParamState>>& state) const;
+  void check_state_complete(const std::vector<ParamGroup>& groups,
+                            const std::vector<std::vector<ParamState>>& state,
+                            const std::string& path) const;
+
   std::vector<ParamGroup> groups_;
   std::vector<std::vector<ParamState>> state_;  // [group][parameter], as groups_
   std::unordered_map<std::string, Location> by_name_;
