@@ -1,12 +1,14 @@
 #include "nn/activation.h"
 
+#include <fmt/ranges.h>
+
 namespace heed::nn {
 
 Activation parse_activation(const std::string& name) {
   if (name == "gelu") return Activation::gelu;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::gelu_tanh;
   if (name == "relu") return Activation::relu;
-  fail("unknown activation '{}' (expected gelu, gelu_new, gelu_pytorch_tanh or relu)", name);
+  fail("unknown activation '{}' (expected one of {})", name, fmt::join(kActivationNames, ", "));
 }
 
 const char* activation_name(Activation a) {

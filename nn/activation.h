@@ -1,5 +1,7 @@
 #pragma once
+#include <array>
 #include <string>
+#include <string_view>
 
 #include "autograd/ops.h"
 #include "nn/module.h"
@@ -17,6 +19,8 @@ class GELU : public Module {
 
 // Hugging Face's activation names: gelu, gelu_new / gelu_pytorch_tanh, relu.
 enum class Activation { gelu, gelu_tanh, relu };
+inline constexpr std::array<std::string_view, 4> kActivationNames{"gelu", "gelu_new",
+                                                                  "gelu_pytorch_tanh", "relu"};
 Activation parse_activation(const std::string& name);
 const char* activation_name(Activation a);
 Tensor activate(const Tensor& x, Activation a);

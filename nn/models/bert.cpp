@@ -6,33 +6,6 @@
 
 namespace heed::nn {
 
-void BertConfig::validate() const {
-  auto positive = [](int64_t v, const char* name) {
-    HEED_CHECK(v > 0, "BertConfig: {} must be positive, got {}", name, v);
-  };
-  positive(vocab_size, "vocab_size");
-  positive(hidden_size, "hidden_size");
-  positive(num_hidden_layers, "num_hidden_layers");
-  positive(num_attention_heads, "num_attention_heads");
-  positive(intermediate_size, "intermediate_size");
-  positive(max_position_embeddings, "max_position_embeddings");
-  positive(type_vocab_size, "type_vocab_size");
-  positive(num_labels, "num_labels");
-  HEED_CHECK(hidden_size % num_attention_heads == 0,
-             "BertConfig: num_attention_heads {} does not divide hidden_size {}",
-             num_attention_heads, hidden_size);
-  for (auto [p, name] : {std::pair{hidden_dropout_prob, "hidden_dropout_prob"},
-                         std::pair{attention_probs_dropout_prob, "attention_probs_dropout_prob"}}) {
-    HEED_CHECK(p >= 0.0 && p < 1.0, "BertConfig: {} must be in [0, 1), got {}", name, p);
-  }
-  HEED_CHECK(position_embedding_type == "absolute" || position_embedding_type == "sinusoidal",
-             "BertConfig: position_embedding_type must be 'absolute' or 'sinusoidal', got '{}'",
-             position_embedding_type);
-  HEED_CHECK(pad_token_id < vocab_size, "BertConfig: pad_token_id {} outside vocab_size {}",
-             pad_token_id, vocab_size);
-  parse_activation(hidden_act);
-}
-
 namespace {
 
 LayerOptions bert_layer_options(const BertConfig& c, DType dtype) {

@@ -8,6 +8,7 @@
 
 #include "nn/embedding.h"
 #include "nn/layer_norm.h"
+#include "nn/models/config_fields.h"
 #include "nn/models/model_io.h"
 #include "nn/models/pretrained.h"
 #include "nn/transformer_layers.h"
@@ -34,10 +35,36 @@ struct BertConfig {
   std::string position_embedding_type = "absolute";
   int64_t num_labels = 2;
   std::optional<double> classifier_dropout;
-  std::vector<std::string> id2label;  // label names, if known
+  std::vector<std::string> id2label;  // label names, if known (config.json's id2label)
 
+  // Every field once (nn/models/config_fields.h).
+  template <typename Self, typename V>
+  static void visit(Self& c, V& v) {
+    using namespace field;
+    v.field("vocab_size", c.vocab_size, {.rule = AtLeast{1}, .source = Source::kTokenizerOrData});
+    v.field("hidden_size", c.hidden_size, {.rule = AtLeast{1}});
+    v.field("num_hidden_layers", c.num_hidden_layers, {.rule = AtLeast{1}});
+    v.field("num_attention_heads", c.num_attention_heads, {.rule = AtLeast{1}});
+    v.field("intermediate_size", c.intermediate_size, {.rule = AtLeast{1}});
+    v.field("hidden_act", c.hidden_act, {.rule = OneOf{kActivationNames, "activation"}});
+    v.field("hidden_dropout_prob", c.hidden_dropout_prob, {.rule = Probability{}});
+    v.field("attention_probs_dropout_prob", c.attention_probs_dropout_prob,
+            {.rule = Probability{}});
+    v.field("max_position_embeddings", c.max_position_embeddings, {.rule = AtLeast{1}});
+    v.field("type_vocab_size", c.type_vocab_size, {.rule = AtLeast{1}});
+    v.field("initializer_range", c.initializer_range, {.rule = Positive{}});
+    v.field("layer_norm_eps", c.layer_norm_eps, {.rule = Positive{}});
+    v.field("pad_token_id", c.pad_token_id,
+            {.rule = TokenId{.looked_up = true}, .source = Source::kTokenizerOrData});
+    v.field("position_embedding_type", c.position_embedding_type,
+            {.rule = OneOf{kPositionEmbeddingNames, "position embedding type"}});
+    v.field("num_labels", c.num_labels,
+            {.rule = AtLeast{1}, .source = Source::kTokenizerOrData, .written_to_json = false});
+    v.field("classifier_dropout", c.classifier_dropout, {.rule = Probability{}});
+    v.divides("num_attention_heads", c.num_attention_heads, "hidden_size", c.hidden_size);
+  }
   // Throws naming the field when a value is impossible.
-  void validate() const;
+  void validate() const { check_config_fields(*this, "BertConfig"); }
 };
 
 class BertEmbeddings : public Module {

@@ -9,32 +9,9 @@
 namespace heed::nn {
 
 void BartConfig::validate() const {
-  for (auto [v, name] : {std::pair{vocab_size, "vocab_size"},
-                         std::pair{max_position_embeddings, "max_position_embeddings"},
-                         std::pair{d_model, "d_model"}, std::pair{encoder_layers, "encoder_layers"},
-                         std::pair{decoder_layers, "decoder_layers"},
-                         std::pair{encoder_attention_heads, "encoder_attention_heads"},
-                         std::pair{decoder_attention_heads, "decoder_attention_heads"},
-                         std::pair{encoder_ffn_dim, "encoder_ffn_dim"},
-                         std::pair{decoder_ffn_dim, "decoder_ffn_dim"}}) {
-    HEED_CHECK(v > 0, "BartConfig: {} must be positive, got {}", name, v);
-  }
-  HEED_CHECK(d_model % encoder_attention_heads == 0 && d_model % decoder_attention_heads == 0,
-             "BartConfig: attention heads ({}, {}) must divide d_model {}", encoder_attention_heads,
-             decoder_attention_heads, d_model);
-  for (auto [p, name] :
-       {std::pair{dropout, "dropout"}, std::pair{attention_dropout, "attention_dropout"},
-        std::pair{activation_dropout, "activation_dropout"}}) {
-    HEED_CHECK(p >= 0.0 && p < 1.0, "BartConfig: {} must be in [0, 1), got {}", name, p);
-  }
+  check_config_fields(*this, "BartConfig");
   HEED_CHECK(activation_dropout == 0.0,
              "BartConfig: activation_dropout is not supported yet (use 0.0)");
-  for (auto [id, name] : {std::pair{pad_token_id, "pad_token_id"},
-                          std::pair{decoder_start_token_id, "decoder_start_token_id"}}) {
-    HEED_CHECK(id >= 0 && id < vocab_size, "BartConfig: {} {} outside vocab_size {}", name, id,
-               vocab_size);
-  }
-  parse_activation(activation_function);
 }
 
 LearnedPositions::LearnedPositions(int64_t n, int64_t dim, Generator& init, double std, DType dtype)

@@ -9,6 +9,7 @@
 #include "nn/embedding.h"
 #include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
+#include "nn/models/config_fields.h"
 #include "nn/models/model_io.h"
 #include "nn/models/pretrained.h"
 #include "nn/transformer_layers.h"
@@ -37,6 +38,36 @@ struct BartConfig {
   int64_t eos_token_id = 2;
   int64_t decoder_start_token_id = 2;
 
+  // Every field once (nn/models/config_fields.h).
+  template <typename Self, typename V>
+  static void visit(Self& c, V& v) {
+    using namespace field;
+    v.field("vocab_size", c.vocab_size, {.rule = AtLeast{1}, .source = Source::kTokenizerOrData});
+    v.field("max_position_embeddings", c.max_position_embeddings, {.rule = AtLeast{1}});
+    v.field("d_model", c.d_model, {.rule = AtLeast{1}});
+    v.field("encoder_layers", c.encoder_layers, {.rule = AtLeast{1}});
+    v.field("decoder_layers", c.decoder_layers, {.rule = AtLeast{1}});
+    v.field("encoder_attention_heads", c.encoder_attention_heads, {.rule = AtLeast{1}});
+    v.field("decoder_attention_heads", c.decoder_attention_heads, {.rule = AtLeast{1}});
+    v.field("encoder_ffn_dim", c.encoder_ffn_dim, {.rule = AtLeast{1}});
+    v.field("decoder_ffn_dim", c.decoder_ffn_dim, {.rule = AtLeast{1}});
+    v.field("activation_function", c.activation_function,
+            {.rule = OneOf{kActivationNames, "activation"}});
+    v.field("dropout", c.dropout, {.rule = Probability{}});
+    v.field("attention_dropout", c.attention_dropout, {.rule = Probability{}});
+    v.field("activation_dropout", c.activation_dropout, {.rule = Probability{}});
+    v.field("init_std", c.init_std, {.rule = Positive{}});
+    v.field("scale_embedding", c.scale_embedding, {});
+    const Field looked_up{.rule = TokenId{.looked_up = true}, .source = Source::kTokenizerOrData};
+    const Field marker{.rule = TokenId{}, .source = Source::kTokenizerOrData};
+    v.field("pad_token_id", c.pad_token_id, looked_up);
+    v.field("bos_token_id", c.bos_token_id, marker);
+    v.field("eos_token_id", c.eos_token_id, marker);
+    v.field("decoder_start_token_id", c.decoder_start_token_id, looked_up);
+    v.divides("encoder_attention_heads", c.encoder_attention_heads, "d_model", c.d_model);
+    v.divides("decoder_attention_heads", c.decoder_attention_heads, "d_model", c.d_model);
+  }
+  // Throws naming the field when a value is impossible, or one heed does not implement.
   void validate() const;
 };
 

@@ -7,21 +7,6 @@
 
 namespace heed::nn {
 
-void GPT2Config::validate() const {
-  for (auto [v, name] :
-       {std::pair{vocab_size, "vocab_size"}, std::pair{n_positions, "n_positions"},
-        std::pair{n_embd, "n_embd"}, std::pair{n_layer, "n_layer"}, std::pair{n_head, "n_head"}}) {
-    HEED_CHECK(v > 0, "GPT2Config: {} must be positive, got {}", name, v);
-  }
-  HEED_CHECK(n_embd % n_head == 0, "GPT2Config: n_head {} does not divide n_embd {}", n_head,
-             n_embd);
-  for (auto [p, name] : {std::pair{resid_pdrop, "resid_pdrop"}, std::pair{embd_pdrop, "embd_pdrop"},
-                         std::pair{attn_pdrop, "attn_pdrop"}}) {
-    HEED_CHECK(p >= 0.0 && p < 1.0, "GPT2Config: {} must be in [0, 1), got {}", name, p);
-  }
-  parse_activation(activation_function);
-}
-
 nlohmann::json GPT::config_json() const {
   nlohmann::json j = to_json(config);
   j["architectures"] = {architecture()};

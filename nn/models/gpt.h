@@ -8,6 +8,7 @@
 #include "nn/embedding.h"
 #include "nn/kv_cache.h"
 #include "nn/layer_norm.h"
+#include "nn/models/config_fields.h"
 #include "nn/models/model_io.h"
 #include "nn/models/pretrained.h"
 #include "nn/transformer_layers.h"
@@ -32,7 +33,32 @@ struct GPT2Config {
   int64_t eos_token_id = 50256;
 
   int64_t inner_size() const { return n_inner > 0 ? n_inner : 4 * n_embd; }
-  void validate() const;
+
+  // Every field once (nn/models/config_fields.h).
+  template <typename Self, typename V>
+  static void visit(Self& c, V& v) {
+    using namespace field;
+    v.field("vocab_size", c.vocab_size, {.rule = AtLeast{1}, .source = Source::kTokenizerOrData});
+    v.field("n_positions", c.n_positions, {.rule = AtLeast{1}});
+    v.field("n_embd", c.n_embd, {.rule = AtLeast{1}});
+    v.field("n_layer", c.n_layer, {.rule = AtLeast{1}});
+    v.field("n_head", c.n_head, {.rule = AtLeast{1}});
+    v.field("n_inner", c.n_inner, {.rule = AtLeast{0}});
+    v.field("activation_function", c.activation_function,
+            {.rule = OneOf{kActivationNames, "activation"}});
+    v.field("resid_pdrop", c.resid_pdrop, {.rule = Probability{}});
+    v.field("embd_pdrop", c.embd_pdrop, {.rule = Probability{}});
+    v.field("attn_pdrop", c.attn_pdrop, {.rule = Probability{}});
+    v.field("layer_norm_epsilon", c.layer_norm_epsilon, {.rule = Positive{}});
+    v.field("initializer_range", c.initializer_range, {.rule = Positive{}});
+    v.field("bos_token_id", c.bos_token_id,
+            {.rule = TokenId{}, .source = Source::kTokenizerOrData});
+    v.field("eos_token_id", c.eos_token_id,
+            {.rule = TokenId{}, .source = Source::kTokenizerOrData});
+    v.divides("n_head", c.n_head, "n_embd", c.n_embd);
+  }
+  // Throws naming the field when a value is impossible.
+  void validate() const { check_config_fields(*this, "GPT2Config"); }
 };
 
 class GPT : public PretrainedModel {

@@ -62,6 +62,21 @@ struct ModelConfig {
   std::optional<int64_t> eos_token_id;            // gpt2, bart
   std::optional<int64_t> decoder_start_token_id;  // bart
   std::optional<int64_t> num_labels;              // bert (classification heads)
+
+  // The optional above that stands for the architecture's field `name`.
+  template <typename Self>
+  static auto& derived(Self& m, std::string_view name) {
+    if (name == "vocab_size") return m.vocab_size;
+    if (name == "pad_token_id") return m.pad_token_id;
+    if (name == "bos_token_id") return m.bos_token_id;
+    if (name == "eos_token_id") return m.eos_token_id;
+    if (name == "decoder_start_token_id") return m.decoder_start_token_id;
+    if (name == "num_labels") return m.num_labels;
+    fail(
+        "model.{}: no run config key stands for it (a model config field marked "
+        "kTokenizerOrData needs one in ModelConfig)",
+        name);
+  }
 };
 
 struct TokenizerConfig {

@@ -79,82 +79,36 @@ constexpr std::optional<E> enum_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+// The model's keys: the fields of its architecture's config (nn/models/config_fields.h), those
+// that the tokenizer or the data fill in kept in ModelConfig's optionals.
 template <typename V, typename M>
-void visit_bert(V& v, M& m) {
-  auto& b = m.bert;
-  v.field("vocab_size", m.vocab_size);
-  v.field("hidden_size", b.hidden_size);
-  v.field("num_hidden_layers", b.num_hidden_layers);
-  v.field("num_attention_heads", b.num_attention_heads);
-  v.field("intermediate_size", b.intermediate_size);
-  v.field("hidden_act", b.hidden_act);
-  v.field("hidden_dropout_prob", b.hidden_dropout_prob);
-  v.field("attention_probs_dropout_prob", b.attention_probs_dropout_prob);
-  v.field("max_position_embeddings", b.max_position_embeddings);
-  v.field("type_vocab_size", b.type_vocab_size);
-  v.field("initializer_range", b.initializer_range);
-  v.field("layer_norm_eps", b.layer_norm_eps);
-  v.field("pad_token_id", m.pad_token_id);
-  v.field("position_embedding_type", b.position_embedding_type);
-  v.field("num_labels", m.num_labels);
-  v.field("classifier_dropout", b.classifier_dropout);
-}
-
-template <typename V, typename M>
-void visit_gpt2(V& v, M& m) {
-  auto& g = m.gpt2;
-  v.field("vocab_size", m.vocab_size);
-  v.field("n_positions", g.n_positions);
-  v.field("n_embd", g.n_embd);
-  v.field("n_layer", g.n_layer);
-  v.field("n_head", g.n_head);
-  v.field("n_inner", g.n_inner);
-  v.field("activation_function", g.activation_function);
-  v.field("resid_pdrop", g.resid_pdrop);
-  v.field("embd_pdrop", g.embd_pdrop);
-  v.field("attn_pdrop", g.attn_pdrop);
-  v.field("layer_norm_epsilon", g.layer_norm_epsilon);
-  v.field("initializer_range", g.initializer_range);
-  v.field("bos_token_id", m.bos_token_id);
-  v.field("eos_token_id", m.eos_token_id);
-}
-
-template <typename V, typename M>
-void visit_bart(V& v, M& m) {
-  auto& b = m.bart;
-  v.field("vocab_size", m.vocab_size);
-  v.field("max_position_embeddings", b.max_position_embeddings);
-  v.field("d_model", b.d_model);
-  v.field("encoder_layers", b.encoder_layers);
-  v.field("decoder_layers", b.decoder_layers);
-  v.field("encoder_attention_heads", b.encoder_attention_heads);
-  v.field("decoder_attention_heads", b.decoder_attention_heads);
-  v.field("encoder_ffn_dim", b.encoder_ffn_dim);
-  v.field("decoder_ffn_dim", b.decoder_ffn_dim);
-  v.field("activation_function", b.activation_function);
-  v.field("dropout", b.dropout);
-  v.field("attention_dropout", b.attention_dropout);
-  v.field("activation_dropout", b.activation_dropout);
-  v.field("init_std", b.init_std);
-  v.field("scale_embedding", b.scale_embedding);
-  v.field("pad_token_id", m.pad_token_id);
-  v.field("bos_token_id", m.bos_token_id);
-  v.field("eos_token_id", m.eos_token_id);
-  v.field("decoder_start_token_id", m.decoder_start_token_id);
-}
+struct ModelKeys {
+  V& v;
+  M& m;
+  template <typename T>
+  void field(const char* name, T& value, const nn::Field& f) {
+    if (f.source == nn::field::Source::kTokenizerOrData) {
+      v.field(name, ModelConfig::derived(m, name));
+    } else {
+      v.field(name, value);
+    }
+  }
+  void divides(const char*, int64_t, const char*, int64_t) {}
+};
 
 // The model's keys are those of its architecture's Hugging Face config, so `arch` comes
 // first and decides the rest.
 template <typename V, typename M>
 void visit_model(V& v, M& m) {
   v.field("arch", m.arch, Need::kRequiredFirst);
+  ModelKeys<V, M> keys{v, m};
   switch (m.arch) {
     case Arch::kBert:
-      return visit_bert(v, m);
+      return nn::BertConfig::visit(m.bert, keys);
     case Arch::kGpt2:
-      return visit_gpt2(v, m);
+      return nn::GPT2Config::visit(m.gpt2, keys);
     case Arch::kBart:
-      return visit_bart(v, m);
+      return nn::BartConfig::visit(m.bart, keys);
   }
 }
 

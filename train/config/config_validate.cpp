@@ -14,8 +14,6 @@ namespace heed::train {
 namespace {
 
 // The activation names nn::parse_activation accepts (Hugging Face's spellings).
-const std::vector<std::string> kActivations{"gelu", "gelu_new", "gelu_pytorch_tanh", "relu"};
-const std::vector<std::string> kPositionEmbeddings{"absolute", "sinusoidal"};
 
 class Checker {
  public:
@@ -74,74 +72,59 @@ class Checker {
   const Origins& origins_;
 };
 
+// The rules of the architecture's config (nn/models/config_fields.h) on model.*, where a
+// field the tokenizer fills in is checked when the config sets it.
+struct ModelChecks {
+  Checker& c;
+  const ModelConfig& m;
+
+  template <typename T>
+  void field(const char* name, const T& value, const nn::Field& f) {
+    const std::string key = std::string("model.") + name;
+    if (f.source == nn::field::Source::kTokenizerOrData) {
+      check(key, ModelConfig::derived(m, name), f.rule);
+    } else {
+      check(key, value, f.rule);
+    }
+  }
+  void divides(const char* heads_name, int64_t heads, const char* size_name, int64_t size) {
+    c.divides(std::string("model.") + heads_name, heads, std::string("model.") + size_name, size);
+  }
+
+ private:
+  void check(const std::string& key, const std::optional<int64_t>& value,
+             const nn::field::Rule& rule) {
+    if (auto* r = std::get_if<nn::field::AtLeast>(&rule)) c.at_least(key, value, r->min);
+    if (std::holds_alternative<nn::field::TokenId>(rule)) c.token_id(key, value, m.vocab_size);
+  }
+  void check(const std::string& key, int64_t value, const nn::field::Rule& rule) {
+    check(key, std::optional<int64_t>(value), rule);
+  }
+  void check(const std::string& key, double value, const nn::field::Rule& rule) {
+    if (std::holds_alternative<nn::field::Positive>(rule)) c.positive(key, value);
+    if (std::holds_alternative<nn::field::Probability>(rule)) c.unit_interval(key, value);
+  }
+  void check(const std::string& key, const std::optional<double>& value,
+             const nn::field::Rule& rule) {
+    if (value) check(key, *value, rule);
+  }
+  void check(const std::string& key, const std::string& value, const nn::field::Rule& rule) {
+    if (auto* r = std::get_if<nn::field::OneOf>(&rule)) {
+      c.one_of(key, value, std::vector<std::string>(r->names.begin(), r->names.end()), r->what);
+    }
+  }
+  void check(const std::string&, bool, const nn::field::Rule&) {}
+};
+
 void check_model(Checker& c, const ModelConfig& m) {
-  c.at_least("model.vocab_size", m.vocab_size, 1);
+  ModelChecks checks{c, m};
   switch (m.arch) {
-    case Arch::kBert: {
-      const nn::BertConfig& b = m.bert;
-      c.at_least("model.hidden_size", b.hidden_size, 1);
-      c.at_least("model.num_hidden_layers", b.num_hidden_layers, 1);
-      c.at_least("model.num_attention_heads", b.num_attention_heads, 1);
-      c.divides("model.num_attention_heads", b.num_attention_heads, "model.hidden_size",
-                b.hidden_size);
-      c.at_least("model.intermediate_size", b.intermediate_size, 1);
-      c.one_of("model.hidden_act", b.hidden_act, kActivations, "activation");
-      c.unit_interval("model.hidden_dropout_prob", b.hidden_dropout_prob);
-      c.unit_interval("model.attention_probs_dropout_prob", b.attention_probs_dropout_prob);
-      c.at_least("model.max_position_embeddings", b.max_position_embeddings, 1);
-      c.at_least("model.type_vocab_size", b.type_vocab_size, 1);
-      c.positive("model.initializer_range", b.initializer_range);
-      c.positive("model.layer_norm_eps", b.layer_norm_eps);
-      c.token_id("model.pad_token_id", m.pad_token_id, m.vocab_size);
-      c.one_of("model.position_embedding_type", b.position_embedding_type, kPositionEmbeddings,
-               "position embedding type");
-      c.at_least("model.num_labels", m.num_labels, 1);
-      if (b.classifier_dropout) c.unit_interval("model.classifier_dropout", *b.classifier_dropout);
-      return;
-    }
-    case Arch::kGpt2: {
-      const nn::GPT2Config& g = m.gpt2;
-      c.at_least("model.n_positions", g.n_positions, 1);
-      c.at_least("model.n_embd", g.n_embd, 1);
-      c.at_least("model.n_layer", g.n_layer, 1);
-      c.at_least("model.n_head", g.n_head, 1);
-      c.divides("model.n_head", g.n_head, "model.n_embd", g.n_embd);
-      c.at_least("model.n_inner", g.n_inner, 0);
-      c.one_of("model.activation_function", g.activation_function, kActivations, "activation");
-      c.unit_interval("model.resid_pdrop", g.resid_pdrop);
-      c.unit_interval("model.embd_pdrop", g.embd_pdrop);
-      c.unit_interval("model.attn_pdrop", g.attn_pdrop);
-      c.positive("model.layer_norm_epsilon", g.layer_norm_epsilon);
-      c.positive("model.initializer_range", g.initializer_range);
-      c.token_id("model.bos_token_id", m.bos_token_id, m.vocab_size);
-      c.token_id("model.eos_token_id", m.eos_token_id, m.vocab_size);
-      return;
-    }
-    case Arch::kBart: {
-      const nn::BartConfig& b = m.bart;
-      c.at_least("model.max_position_embeddings", b.max_position_embeddings, 1);
-      c.at_least("model.d_model", b.d_model, 1);
-      c.at_least("model.encoder_layers", b.encoder_layers, 1);
-      c.at_least("model.decoder_layers", b.decoder_layers, 1);
-      c.at_least("model.encoder_attention_heads", b.encoder_attention_heads, 1);
-      c.divides("model.encoder_attention_heads", b.encoder_attention_heads, "model.d_model",
-                b.d_model);
-      c.at_least("model.decoder_attention_heads", b.decoder_attention_heads, 1);
-      c.divides("model.decoder_attention_heads", b.decoder_attention_heads, "model.d_model",
-                b.d_model);
-      c.at_least("model.encoder_ffn_dim", b.encoder_ffn_dim, 1);
-      c.at_least("model.decoder_ffn_dim", b.decoder_ffn_dim, 1);
-      c.one_of("model.activation_function", b.activation_function, kActivations, "activation");
-      c.unit_interval("model.dropout", b.dropout);
-      c.unit_interval("model.attention_dropout", b.attention_dropout);
-      c.unit_interval("model.activation_dropout", b.activation_dropout);
-      c.positive("model.init_std", b.init_std);
-      c.token_id("model.pad_token_id", m.pad_token_id, m.vocab_size);
-      c.token_id("model.bos_token_id", m.bos_token_id, m.vocab_size);
-      c.token_id("model.eos_token_id", m.eos_token_id, m.vocab_size);
-      c.token_id("model.decoder_start_token_id", m.decoder_start_token_id, m.vocab_size);
-      return;
-    }
+    case Arch::kBert:
+      return nn::BertConfig::visit(m.bert, checks);
+    case Arch::kGpt2:
+      return nn::GPT2Config::visit(m.gpt2, checks);
+    case Arch::kBart:
+      return nn::BartConfig::visit(m.bart, checks);
   }
 }
 
