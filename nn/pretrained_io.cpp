@@ -4,6 +4,8 @@
 #include <fstream>
 #include <map>
 
+#include <fmt/ranges.h>
+
 #include "autograd/grad_mode.h"
 #include "io/json_file.h"
 #include "nn/models/bert.h"
@@ -89,35 +91,52 @@ nlohmann::json read_model_config(const std::string& dir) {
   return io::read_json_file(path.string());
 }
 
-std::shared_ptr<PretrainedModel> model_from_config(const nlohmann::json& config, uint64_t seed,
-                                                   DType dtype) {
-  std::string arch;
+std::string declared_architecture(const nlohmann::json& config) {
   if (auto it = config.find("architectures");
-      it != config.end() && it->is_array() && !it->empty()) {
-    arch = (*it)[0].get<std::string>();
+      it != config.end() && it->is_array() && !it->empty() && (*it)[0].is_string()) {
+    return (*it)[0].get<std::string>();
   }
   const std::string type = config.value("model_type", "");
-  if (arch == "BertForMaskedLM" || (arch.empty() && type == "bert")) {
-    return std::make_shared<BertForMaskedLM>(bert_config_from_json(config), seed, dtype);
+  if (type == "bert") return "BertForMaskedLM";
+  if (type == "gpt2") return "GPT2LMHeadModel";
+  if (type == "bart") return "BartForConditionalGeneration";
+  return type.empty() ? "model of unknown type" : type;
+}
+
+namespace {
+
+using ModelFactory = std::shared_ptr<PretrainedModel> (*)(const nlohmann::json&, uint64_t, DType);
+
+template <typename Model, auto read_config>
+std::shared_ptr<PretrainedModel> make(const nlohmann::json& config, uint64_t seed, DType dtype) {
+  return std::make_shared<Model>(read_config(config), seed, dtype);
+}
+
+// Every Hugging Face architecture heed builds.
+const std::map<std::string, ModelFactory>& architectures() {
+  static const std::map<std::string, ModelFactory> table{
+      {"BertForMaskedLM", make<BertForMaskedLM, bert_config_from_json>},
+      {"BertForSequenceClassification", make<BertForSequenceClassification, bert_config_from_json>},
+      {"BertForTokenClassification", make<BertForTokenClassification, bert_config_from_json>},
+      {"GPT2LMHeadModel", make<GPT, gpt2_config_from_json>},
+      {"BartForConditionalGeneration", make<EncoderDecoder, bart_config_from_json>},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::shared_ptr<PretrainedModel> model_from_config(const nlohmann::json& config, uint64_t seed,
+                                                   DType dtype) {
+  const std::string arch = declared_architecture(config);
+  const auto it = architectures().find(arch);
+  if (it == architectures().end()) {
+    std::vector<std::string> known;
+    for (const auto& [name, factory] : architectures()) known.push_back(name);
+    fail("config.json: unsupported architecture '{}'; heed builds {}", arch,
+         fmt::join(known, ", "));
   }
-  if (arch == "BertForSequenceClassification") {
-    return std::make_shared<BertForSequenceClassification>(bert_config_from_json(config), seed,
-                                                           dtype);
-  }
-  if (arch == "BertForTokenClassification") {
-    return std::make_shared<BertForTokenClassification>(bert_config_from_json(config), seed, dtype);
-  }
-  if (arch == "GPT2LMHeadModel" || (arch.empty() && type == "gpt2")) {
-    return std::make_shared<GPT>(gpt2_config_from_json(config), seed, dtype);
-  }
-  if (arch == "BartForConditionalGeneration" || (arch.empty() && type == "bart")) {
-    return std::make_shared<EncoderDecoder>(bart_config_from_json(config), seed, dtype);
-  }
-  fail(
-      "config.json: unsupported architecture '{}' (model_type '{}'); heed has BertForMaskedLM, "
-      "BertForSequenceClassification, BertForTokenClassification, GPT2LMHeadModel and "
-      "BartForConditionalGeneration",
-      arch, type);
+  return it->second(config, seed, dtype);
 }
 
 std::shared_ptr<PretrainedModel> from_pretrained(const std::string& dir, DType dtype) {

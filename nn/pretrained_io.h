@@ -35,8 +35,11 @@ void save_pretrained(const PretrainedModel& model, const std::string& dir);
 // The config.json of a model directory, parsed.
 nlohmann::json read_model_config(const std::string& dir);
 
-// Builds the model that `dir`/config.json describes (by its architectures entry, else its
-// model_type) with random weights, seeded.
+// The Hugging Face architecture config.json names: its first "architectures" entry, else the
+// one heed builds for its model_type.
+std::string declared_architecture(const nlohmann::json& config);
+
+// Builds the model of that architecture, with random weights, seeded.
 std::shared_ptr<PretrainedModel> model_from_config(const nlohmann::json& config, uint64_t seed,
                                                    DType dtype = DType::f32);
 

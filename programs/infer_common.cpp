@@ -14,19 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The architecture config.json declares, as from_pretrained would pick it.
-std::string declared_architecture(const nlohmann::json& config) {
-  if (auto it = config.find("architectures");
-      it != config.end() && it->is_array() && !it->empty() && (*it)[0].is_string()) {
-    return (*it)[0].get<std::string>();
-  }
-  const std::string type = config.value("model_type", "");
-  if (type == "bert") return "BertForMaskedLM";
-  if (type == "gpt2") return "GPT2LMHeadModel";
-  if (type == "bart") return "BartForConditionalGeneration";
-  return type.empty() ? "model of unknown type" : type;
-}
-
 std::string join_or(const std::vector<std::string>& names) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -76,7 +63,7 @@ Checkpoint load_checkpoint(const std::string& dir, const std::string& command,
                            const std::vector<std::string>& architectures) {
   HEED_CHECK(fs::exists(dir), "checkpoint {} does not exist", dir);
   HEED_CHECK(fs::is_directory(dir), "checkpoint {} is not a directory", dir);
-  const std::string arch = declared_architecture(nn::read_model_config(dir));
+  const std::string arch = nn::declared_architecture(nn::read_model_config(dir));
   HEED_CHECK(std::find(architectures.begin(), architectures.end(), arch) != architectures.end(),
              "checkpoint {} is a {}; {} needs a {}", dir, arch, command, join_or(architectures));
   Checkpoint c{dir, nn::from_pretrained(dir), TextTokenizer::load(dir)};
