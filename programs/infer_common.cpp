@@ -25,40 +25,6 @@ std::string join_or(const std::vector<std::string>& names) {
 
 }  // namespace
 
-TextTokenizer TextTokenizer::load(const std::string& dir) {
-  TextTokenizer t;
-  if (data::tokenizer_class(dir) == "HeedCharTokenizer") {
-    t.chars_ = data::load_char_tokenizer(dir);
-  } else {
-    t.wordpiece_ = data::load_wordpiece(dir);
-  }
-  return t;
-}
-
-std::vector<int32_t> TextTokenizer::encode(const std::string& text) const {
-  return wordpiece_ ? wordpiece_->encode_ids(text) : chars_->encode(text);
-}
-
-std::vector<int32_t> TextTokenizer::encode_source(const std::string& text) const {
-  return wordpiece_ ? wordpiece_->encode(text).input_ids : chars_->encode(text);
-}
-
-std::string TextTokenizer::decode(const std::vector<int32_t>& ids) const {
-  return wordpiece_ ? wordpiece_->decode(ids) : chars_->decode(ids);
-}
-
-const std::string& TextTokenizer::token(int32_t id) const {
-  return wordpiece_ ? wordpiece_->vocab().token(id) : chars_->vocab().token(id);
-}
-
-const data::WordPieceTokenizer& TextTokenizer::wordpiece(const std::string& command) const {
-  HEED_CHECK(wordpiece_.has_value(),
-             "{} needs a WordPiece tokenizer; this checkpoint has a "
-             "character tokenizer",
-             command);
-  return *wordpiece_;
-}
-
 Checkpoint load_checkpoint(const std::string& dir, const std::string& command,
                            const std::vector<std::string>& architectures) {
   HEED_CHECK(fs::exists(dir), "checkpoint {} does not exist", dir);
@@ -66,7 +32,7 @@ Checkpoint load_checkpoint(const std::string& dir, const std::string& command,
   const std::string arch = nn::declared_architecture(nn::read_model_config(dir));
   HEED_CHECK(std::find(architectures.begin(), architectures.end(), arch) != architectures.end(),
              "checkpoint {} is a {}; {} needs a {}", dir, arch, command, join_or(architectures));
-  Checkpoint c{dir, nn::from_pretrained(dir), TextTokenizer::load(dir)};
+  Checkpoint c{dir, nn::from_pretrained(dir), data::TextTokenizer::load(dir)};
   c.model->eval();
   return c;
 }

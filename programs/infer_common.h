@@ -7,36 +7,16 @@
 #include <vector>
 
 #include "data/char_tokenizer.h"
-#include "data/wordpiece.h"
+#include "data/text_tokenizer.h"
 #include "nn/models/pretrained.h"
 
 namespace heed::infer {
 
 // A model directory's tokenizer: WordPiece or heed's character tokenizer.
-class TextTokenizer {
- public:
-  static TextTokenizer load(const std::string& dir);
-
-  // Ids of the text alone, without special tokens.
-  std::vector<int32_t> encode(const std::string& text) const;
-  // Ids as an encoder input: [CLS] text [SEP] for WordPiece, the plain ids for characters.
-  std::vector<int32_t> encode_source(const std::string& text) const;
-  // Text of the ids, special tokens dropped.
-  std::string decode(const std::vector<int32_t>& ids) const;
-  // The vocabulary entry of one id.
-  const std::string& token(int32_t id) const;
-  // The WordPiece tokenizer; throws naming `command` for a character tokenizer.
-  const data::WordPieceTokenizer& wordpiece(const std::string& command) const;
-
- private:
-  std::optional<data::WordPieceTokenizer> wordpiece_;
-  std::optional<data::CharTokenizer> chars_;
-};
-
 struct Checkpoint {
   std::string dir;
   std::shared_ptr<nn::PretrainedModel> model;  // in eval mode
-  TextTokenizer tokenizer;
+  data::TextTokenizer tokenizer;
 };
 
 // Loads `dir` if its config.json names one of `architectures`; otherwise throws

@@ -24,7 +24,7 @@ std::vector<int32_t> with_bos(const nn::GPT& model, std::vector<int32_t> ids) {
   return ids;
 }
 
-json tokens_json(const TextTokenizer& tok, const std::vector<int32_t>& ids,
+json tokens_json(const data::TextTokenizer& tok, const std::vector<int32_t>& ids,
                  const std::vector<double>& log_probs) {
   json tokens = json::array();
   for (size_t i = 0; i < ids.size(); ++i) {

@@ -112,11 +112,9 @@ std::shared_ptr<const data::TokenCache> cache_for(const std::string& corpus, con
 
 TaskData build_task_data(const RunConfig& c, const Log& log) {
   TaskData d;
-  if (c.tokenizer.type == TokenizerType::kWordPiece) {
-    d.wordpiece = wordpiece_for(c, log);
-  } else {
-    d.chars = chars_for(c, log);
-  }
+  d.tokenizer = std::make_shared<const data::TextTokenizer>(
+      c.tokenizer.type == TokenizerType::kWordPiece ? data::TextTokenizer(wordpiece_for(c, log))
+                                                    : data::TextTokenizer(chars_for(c, log)));
   auto splits = std::vector<std::pair<std::string, std::optional<std::string>>>{
       {"train", c.data.train}, {"valid", c.data.valid}, {"test", c.data.test}};
   std::vector<std::shared_ptr<const data::Dataset>*> targets{&d.train, &d.valid, &d.test};
@@ -131,7 +129,7 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
     if (!path) continue;
     const SplitSource source{
         .config = c, .data = d, .split = split, .path = *path, .token_cache = [&] {
-          return cache_for(*path, c, split, *d.wordpiece, log);
+          return cache_for(*path, c, split, d.tokenizer->wordpiece("a token cache"), log);
         }};
     std::shared_ptr<const data::Dataset> ds = task.read_split(source, labels);
     HEED_CHECK(ds->size() > 0, "data.{}: {} holds no examples", split, *path);
@@ -169,11 +167,7 @@ std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& c, const TaskD
 }
 
 void save_tokenizer(const RunConfig& c, const TaskData& d, const std::string& dir) {
-  if (d.wordpiece) {
-    data::save_wordpiece(*d.wordpiece, dir, c.data.max_seq_length, c.data.truncation);
-  } else {
-    data::save_char_tokenizer(*d.chars, dir);
-  }
+  d.tokenizer->save(dir, c.data.max_seq_length, c.data.truncation);
 }
 
 }  // namespace heed::train

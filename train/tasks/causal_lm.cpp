@@ -17,14 +17,13 @@ class CausalLmTask final : public TrainingTask {
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
                                                   data::LabelNames&) const override {
-    HEED_CHECK(s.data.wordpiece.has_value(), "task clm: needs a wordpiece tokenizer");
     return std::make_shared<data::CausalWindowDataset>(
-        s.token_cache(), s.data.wordpiece->sep_id(),
+        s.token_cache(), s.data.tokenizer->wordpiece("task clm").sep_id(),
         static_cast<size_t>(s.config.data.max_seq_length));
   }
 
   data::CollateFn collator(const RunConfig&, const TaskData& d) const override {
-    const int32_t pad = d.wordpiece->pad_id();
+    const int32_t pad = d.tokenizer->pad_id();
     return [pad](std::span<const data::Example> ex, data::Rng&) {
       return data::collate_causal_lm(ex, pad);
     };
@@ -37,8 +36,8 @@ class CausalLmTask final : public TrainingTask {
 
   std::string end_of_run_examples(const nn::PretrainedModel& model, const TaskData& d,
                                   const RunConfig& c) const override {
-    if (!d.valid || !d.wordpiece) return {};
-    return gpt_sample_examples(model, *d.wordpiece, *d.valid, 3, 12, 24,
+    if (!d.valid) return {};
+    return gpt_sample_examples(model, d.tokenizer->wordpiece("task clm"), *d.valid, 3, 12, 24,
                                static_cast<uint64_t>(c.train.seed));
   }
 };

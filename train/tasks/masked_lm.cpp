@@ -18,14 +18,14 @@ class MaskedLmTask final : public TrainingTask {
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
                                                   data::LabelNames&) const override {
-    const data::WordPieceTokenizer& tok = *s.data.wordpiece;
+    const data::WordPieceTokenizer& tok = s.data.tokenizer->wordpiece("task mlm");
     return std::make_shared<data::MlmWindowDataset>(
         s.token_cache(), tok.cls_id(), tok.sep_id(),
         static_cast<size_t>(s.config.data.max_seq_length));
   }
 
   data::CollateFn collator(const RunConfig& c, const TaskData& d) const override {
-    data::TokenIds ids = data::TokenIds::from(*d.wordpiece);
+    data::TokenIds ids = data::TokenIds::from(d.tokenizer->wordpiece("task mlm"));
     data::MlmOptions o{c.data.mlm_probability, c.data.mask_replace_prob,
                        c.data.random_replace_prob};
     return [ids, o](std::span<const data::Example> ex, data::Rng& rng) {
@@ -54,7 +54,7 @@ class MaskedLmTask final : public TrainingTask {
   std::string end_of_run_examples(const nn::PretrainedModel& model, const TaskData& d,
                                   const RunConfig&) const override {
     if (!d.valid) return {};
-    return mlm_prediction_examples(model, *d.wordpiece, *d.valid, 3, 5);
+    return mlm_prediction_examples(model, d.tokenizer->wordpiece("task mlm"), *d.valid, 3, 5);
   }
 };
 

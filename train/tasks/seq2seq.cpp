@@ -25,27 +25,19 @@ class Seq2SeqTask final : public TrainingTask {
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
                                                   data::LabelNames&) const override {
-    data::EncodeFn encode, encode_target;
-    if (s.data.chars) {
-      encode = [tok = *s.data.chars](std::string_view t) { return tok.encode(t); };
-      encode_target = [tok = *s.data.chars](std::string_view t) { return tok.encode_target(t); };
-    } else {
-      encode = [tok = *s.data.wordpiece](std::string_view t) { return tok.encode_ids(t); };
-      encode_target = encode;
-    }
+    const auto tok = s.data.tokenizer;
+    const data::EncodeFn encode = [tok](std::string_view t) { return tok->encode(t); };
+    const data::EncodeFn encode_target = [tok](std::string_view t) {
+      return tok->encode_target(t);
+    };
     return std::make_shared<data::Seq2SeqDataset>(
         s.path, encode, encode_target, static_cast<size_t>(s.config.data.max_source_length),
         static_cast<size_t>(s.config.data.max_target_length));
   }
 
   data::CollateFn collator(const RunConfig&, const TaskData& d) const override {
-    data::Seq2SeqIds ids;
-    if (d.chars) {
-      ids = {d.chars->pad_id(), d.chars->pad_id(), d.chars->bos_id(), d.chars->eos_id()};
-    } else {
-      ids = {d.wordpiece->pad_id(), d.wordpiece->pad_id(), d.wordpiece->cls_id(),
-             d.wordpiece->sep_id()};
-    }
+    const data::TextTokenizer& tok = *d.tokenizer;
+    const data::Seq2SeqIds ids{tok.pad_id(), tok.pad_id(), tok.start_id(), tok.end_id()};
     return [ids](std::span<const data::Example> ex, data::Rng&) {
       return data::collate_seq2seq(ex, ids);
     };
@@ -82,16 +74,11 @@ class Seq2SeqTask final : public TrainingTask {
       examples.push_back(split->get(i));
     Seq2SeqDecoding decoded = decode_and_score(encoder_decoder(model), examples, c.generation,
                                                static_cast<int64_t>(kCount));
-    const auto source = [&](std::span<const int32_t> ids) {
-      return d.chars ? d.chars->decode_source(ids) : d.wordpiece->decode(ids);
-    };
-    const auto target = [&](std::span<const int32_t> ids) {
-      return d.chars ? d.chars->decode(ids) : d.wordpiece->decode(ids);
-    };
+    const data::TextTokenizer& tok = *d.tokenizer;
     std::string out = "outputs on held-out sources (output | reference):";
     for (const DecodedSource& s : decoded.decoded)
-      out += fmt::format("\n  {} -> {} | {}", source(s.source), target(s.output),
-                         target(s.references.front()));
+      out += fmt::format("\n  {} -> {} | {}", tok.decode_source(s.source), tok.decode(s.output),
+                         tok.decode(s.references.front()));
     return out;
   }
 

@@ -7,24 +7,19 @@
 #include <string>
 #include <vector>
 
-#include "data/char_tokenizer.h"
 #include "data/datasets.h"
 #include "data/loader.h"
-#include "data/wordpiece.h"
+#include "data/text_tokenizer.h"
 
 namespace heed::train {
 
 using Log = std::function<void(const std::string&)>;
 
 struct TaskData {
-  // Exactly one of the two, as tokenizer.type says.
-  std::optional<data::WordPieceTokenizer> wordpiece;
-  std::optional<data::CharTokenizer> chars;
+  std::shared_ptr<const data::TextTokenizer> tokenizer;  // WordPiece or characters
   std::shared_ptr<const data::Dataset> train, valid, test;
   data::CollateFn collate;
   std::vector<std::string> labels;  // classification label names
-
-  int64_t vocab_size() const { return wordpiece ? wordpiece->vocab_size() : chars->vocab_size(); }
 };
 
 }  // namespace heed::train

@@ -28,13 +28,14 @@ class TokenClassificationTask final : public TrainingTask {
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
                                                   data::LabelNames& labels) const override {
     auto set = std::make_shared<data::TokenClassificationDataset>(
-        s.path, *s.data.wordpiece, static_cast<size_t>(s.config.data.max_seq_length), labels);
+        s.path, s.data.tokenizer->wordpiece("task token_classification"),
+        static_cast<size_t>(s.config.data.max_seq_length), labels);
     if (labels.empty()) labels = set->labels();
     return set;
   }
 
   data::CollateFn collator(const RunConfig&, const TaskData& d) const override {
-    const int32_t pad = d.wordpiece->pad_id();
+    const int32_t pad = d.tokenizer->pad_id();
     return [pad](std::span<const data::Example> ex, data::Rng&) {
       return data::collate_token_classification(ex, pad);
     };
