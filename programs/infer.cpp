@@ -37,76 +37,97 @@ CLI::App* add_command(CLI::App& app, const std::string& name, const std::string&
   return sub;
 }
 
+CLI::App* add_fill_mask(CLI::App& app, FillMaskArgs& fill) {
+  CLI::App* cmd = add_command(app, "fill-mask", "top-k tokens for each [MASK] (BERT MLM)", fill);
+  cmd->add_option("--text", fill.text, "text with [MASK] tokens ('-': lines of stdin)")->required();
+  cmd->add_option("--top-k", fill.top_k, "candidates per [MASK]")->capture_default_str();
+  return cmd;
+}
+
+// The names of the config's data.truncation; read as a name so that the help and a bad value
+// show the names, not the enum's numbers.
+const std::map<std::string, heed::data::Truncation>& truncation_sides() {
+  static const std::map<std::string, heed::data::Truncation> sides = [] {
+    std::map<std::string, heed::data::Truncation> m;
+    for (const auto& [side, name] : heed::data::kTruncationNames) m.emplace(name, side);
+    return m;
+  }();
+  return sides;
+}
+
+CLI::App* add_classify(CLI::App& app, ClassifyArgs& classify, std::string& truncation_name) {
+  CLI::App* cmd = add_command(
+      app, "classify", "label probabilities, or a tag per word (BERT classification)", classify);
+  cmd->add_option("--text", classify.text, "text ('-': lines of stdin)")->required();
+  cmd->add_option("--text-pair", classify.text_pair, "second text of a pair");
+  cmd->add_option("--max-length", classify.max_length,
+                  "truncate each input to this many ids, [CLS] and [SEP] included (0: no "
+                  "truncation; a longer text is an error)")
+      ->check(CLI::NonNegativeNumber)
+      ->default_str("the checkpoint's data.max_seq_length");
+  cmd->add_option("--truncation", truncation_name,
+                  "which ids --max-length keeps: head, tail or head_tail (the first and the "
+                  "last half)")
+      ->check(CLI::IsMember(truncation_sides()))
+      ->default_str("the checkpoint's data.truncation");
+  return cmd;
+}
+
+CLI::App* add_generate(CLI::App& app, GenerateArgs& gen) {
+  CLI::App* cmd = add_command(app, "generate", "continue a prompt (GPT)", gen);
+  cmd->add_option("--prompt", gen.prompt, "prompt ('-': lines of stdin)")->required();
+  cmd->add_option("--max-new-tokens", gen.max_new_tokens, "most tokens to add")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--temperature", gen.temperature, "sampling temperature; 0 is greedy")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--top-k", gen.top_k, "sample among the k most probable tokens; 0: all")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--top-p", gen.top_p, "sample within the smallest set of mass >= p")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--seed", gen.seed, "seed of the sampling generator")->capture_default_str();
+  cmd->add_flag("--greedy", gen.greedy, "take the most probable token at every step");
+  return cmd;
+}
+
+CLI::App* add_score(CLI::App& app, ScoreArgs& score) {
+  CLI::App* cmd =
+      add_command(app, "score", "per-token log-probabilities and perplexity (GPT)", score);
+  cmd->add_option("--text", score.text, "text ('-': lines of stdin)")->required();
+  return cmd;
+}
+
+CLI::App* add_translate(CLI::App& app, TranslateArgs& translate) {
+  CLI::App* cmd =
+      add_command(app, "translate", "encoder-decoder output, greedy or beam search", translate);
+  cmd->alias("seq2seq");
+  cmd->add_option("--text", translate.text, "input text ('-': lines of stdin)")->required();
+  cmd->add_option("--num-beams", translate.num_beams, "1: greedy")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-new-tokens", translate.max_new_tokens, "most output tokens")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  return cmd;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"Run a heed checkpoint on text"};
   app.require_subcommand(1);
-
   FillMaskArgs fill;
-  CLI::App* fill_cmd =
-      add_command(app, "fill-mask", "top-k tokens for each [MASK] (BERT MLM)", fill);
-  fill_cmd->add_option("--text", fill.text, "text with [MASK] tokens ('-': lines of stdin)")
-      ->required();
-  fill_cmd->add_option("--top-k", fill.top_k, "candidates per [MASK]")->capture_default_str();
-
   ClassifyArgs classify;
-  CLI::App* classify_cmd = add_command(
-      app, "classify", "label probabilities, or a tag per word (BERT classification)", classify);
-  classify_cmd->add_option("--text", classify.text, "text ('-': lines of stdin)")->required();
-  classify_cmd->add_option("--text-pair", classify.text_pair, "second text of a pair");
-  classify_cmd
-      ->add_option("--max-length", classify.max_length,
-                   "truncate each input to this many ids, [CLS] and [SEP] included (0: no "
-                   "truncation; a longer text is an error)")
-      ->check(CLI::NonNegativeNumber)
-      ->default_str("the checkpoint's data.max_seq_length");
-  // The names of the config's data.truncation; read as a name so that the help and a bad value
-  // show the names, not the enum's numbers.
-  std::map<std::string, heed::data::Truncation> truncation_sides;
-  for (const auto& [side, name] : heed::data::kTruncationNames)
-    truncation_sides.emplace(name, side);
   std::string truncation_name;
-  classify_cmd
-      ->add_option("--truncation", truncation_name,
-                   "which ids --max-length keeps: head, tail or head_tail (the first and the "
-                   "last half)")
-      ->check(CLI::IsMember(truncation_sides))
-      ->default_str("the checkpoint's data.truncation");
-
   GenerateArgs gen;
-  CLI::App* gen_cmd = add_command(app, "generate", "continue a prompt (GPT)", gen);
-  gen_cmd->add_option("--prompt", gen.prompt, "prompt ('-': lines of stdin)")->required();
-  gen_cmd->add_option("--max-new-tokens", gen.max_new_tokens, "most tokens to add")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  gen_cmd->add_option("--temperature", gen.temperature, "sampling temperature; 0 is greedy")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  gen_cmd->add_option("--top-k", gen.top_k, "sample among the k most probable tokens; 0: all")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  gen_cmd->add_option("--top-p", gen.top_p, "sample within the smallest set of mass >= p")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
-  gen_cmd->add_option("--seed", gen.seed, "seed of the sampling generator")->capture_default_str();
-  gen_cmd->add_flag("--greedy", gen.greedy, "take the most probable token at every step");
-
   ScoreArgs score;
-  CLI::App* score_cmd =
-      add_command(app, "score", "per-token log-probabilities and perplexity (GPT)", score);
-  score_cmd->add_option("--text", score.text, "text ('-': lines of stdin)")->required();
-
   TranslateArgs translate;
-  CLI::App* translate_cmd =
-      add_command(app, "translate", "encoder-decoder output, greedy or beam search", translate);
-  translate_cmd->alias("seq2seq");
-  translate_cmd->add_option("--text", translate.text, "input text ('-': lines of stdin)")
-      ->required();
-  translate_cmd->add_option("--num-beams", translate.num_beams, "1: greedy")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  translate_cmd->add_option("--max-new-tokens", translate.max_new_tokens, "most output tokens")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  CLI::App* fill_cmd = add_fill_mask(app, fill);
+  CLI::App* classify_cmd = add_classify(app, classify, truncation_name);
+  CLI::App* gen_cmd = add_generate(app, gen);
+  CLI::App* score_cmd = add_score(app, score);
+  CLI::App* translate_cmd = add_translate(app, translate);
 
   // Named before parsing, so that a parse error names the subcommand too.
   if (argc > 1) {
@@ -127,7 +148,7 @@ int run(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   if (*fill_cmd) run_fill_mask(fill, std::cout);
   if (*classify_cmd) {
-    if (!truncation_name.empty()) classify.truncation = truncation_sides.at(truncation_name);
+    if (!truncation_name.empty()) classify.truncation = truncation_sides().at(truncation_name);
     run_classify(classify, std::cout);
   }
   if (*gen_cmd) run_generate(gen, std::cout);

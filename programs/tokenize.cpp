@@ -15,6 +15,62 @@
 
 namespace {
 
+// Trains a vocabulary on the lines of stdin and writes it to `path`.
+void train_vocabulary(const heed::data::WordPieceTrainerOptions& options, const std::string& path) {
+  heed::data::WordPieceTrainer trainer(options);
+  std::string text;
+  size_t n = 0;
+  while (std::getline(std::cin, text)) {
+    ++n;
+    try {
+      trainer.add_text(text);
+    } catch (const heed::Error& e) {
+      heed::fail("stdin:{}: {}", n, e.what());
+    }
+  }
+  trainer.train().save(path);
+}
+
+struct PrintOptions {
+  bool tokens = false;   // word pieces instead of ids
+  bool special = false;  // [CLS] ... [SEP] around each line
+  bool stats = false;    // lines, tokens and throughput to stderr
+};
+
+// Prints the ids (or pieces) of each line of stdin, one line each.
+void tokenize_lines(const heed::data::WordPieceTokenizer& tokenizer, const PrintOptions& print) {
+  const bool tokens = print.tokens, special = print.special, stats = print.stats;
+  std::string line, out;
+  size_t line_no = 0, bytes = 0, n_tokens = 0;
+  double seconds = 0;
+  while (std::getline(std::cin, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    bytes += line.size() + 1;
+    std::vector<int32_t> ids;
+    auto start = std::chrono::steady_clock::now();
+    try {
+      ids = special ? tokenizer.encode(line).input_ids : tokenizer.encode_ids(line);
+    } catch (const heed::Error& e) {
+      heed::fail("stdin:{}: {}", line_no, e.what());
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    n_tokens += ids.size();
+    out.clear();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (i) out.push_back(' ');
+      out += tokens ? tokenizer.vocab().token(ids[i]) : std::to_string(ids[i]);
+    }
+    out.push_back('\n');
+    std::cout << out;
+  }
+  std::cout.flush();
+  if (!std::cout) heed::fail("stdout: write failed");
+  if (stats)
+    std::fprintf(stderr, "tokenize: %zu lines, %zu bytes, %zu tokens, %.2f MB/s (tokenizer only)\n",
+                 line_no, bytes, n_tokens, seconds > 0 ? bytes / seconds / 1e6 : 0.0);
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"WordPiece-tokenize lines of text read from stdin (BERT's algorithm)"};
   std::string vocab_path;
@@ -56,53 +112,13 @@ int run(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   if (!train_path.empty()) {
     train_options.lowercase = !cased;
-    heed::data::WordPieceTrainer trainer(train_options);
-    std::string text;
-    size_t n = 0;
-    while (std::getline(std::cin, text)) {
-      ++n;
-      try {
-        trainer.add_text(text);
-      } catch (const heed::Error& e) {
-        heed::fail("stdin:{}: {}", n, e.what());
-      }
-    }
-    trainer.train().save(train_path);
+    train_vocabulary(train_options, train_path);
     return 0;
   }
   heed::data::WordPieceOptions options;
   options.lowercase = !cased;
-  auto tokenizer = heed::data::WordPieceTokenizer::from_file(vocab_path, options);
-
-  std::string line, out;
-  size_t line_no = 0, bytes = 0, n_tokens = 0;
-  double seconds = 0;
-  while (std::getline(std::cin, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    bytes += line.size() + 1;
-    std::vector<int32_t> ids;
-    auto start = std::chrono::steady_clock::now();
-    try {
-      ids = special ? tokenizer.encode(line).input_ids : tokenizer.encode_ids(line);
-    } catch (const heed::Error& e) {
-      heed::fail("stdin:{}: {}", line_no, e.what());
-    }
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    n_tokens += ids.size();
-    out.clear();
-    for (size_t i = 0; i < ids.size(); ++i) {
-      if (i) out.push_back(' ');
-      out += tokens ? tokenizer.vocab().token(ids[i]) : std::to_string(ids[i]);
-    }
-    out.push_back('\n');
-    std::cout << out;
-  }
-  std::cout.flush();
-  if (!std::cout) heed::fail("stdout: write failed");
-  if (stats)
-    std::fprintf(stderr, "tokenize: %zu lines, %zu bytes, %zu tokens, %.2f MB/s (tokenizer only)\n",
-                 line_no, bytes, n_tokens, seconds > 0 ? bytes / seconds / 1e6 : 0.0);
+  tokenize_lines(heed::data::WordPieceTokenizer::from_file(vocab_path, options),
+                 {.tokens = tokens, .special = special, .stats = stats});
   return 0;
 }
 
