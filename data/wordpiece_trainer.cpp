@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
+#include <unordered_map>
+#include <vector>
 
 #include "autograd/error.h"
 #include "data/unicode.h"
@@ -56,85 +59,78 @@ void WordPieceTrainer::add_text(std::string_view text) {
   }
 }
 
-Vocab WordPieceTrainer::train() const {
+namespace {
+
+// The vocabulary as it grows: tokens in id order, and the id of each.
+struct TokenTable {
   std::vector<std::string> tokens;
   std::unordered_map<std::string, int32_t> ids;
-  auto add = [&](const std::string& t) {
+  int32_t add(const std::string& t) {
     auto [it, inserted] = ids.emplace(t, static_cast<int32_t>(tokens.size()));
     if (inserted) tokens.push_back(t);
     return it->second;
-  };
-  for (const std::string& s : options_.special_tokens) add(s);
-
-  // Words in byte order so that every id assignment below is independent of hash order.
-  std::vector<std::pair<std::u32string, int64_t>> words;
-  words.reserve(word_counts_.size());
-  {
-    std::map<std::string, int64_t> sorted(word_counts_.begin(), word_counts_.end());
-    for (const auto& [w, c] : sorted) words.emplace_back(decode_utf8(w, "word"), c);
   }
+};
 
-  // The alphabet: the limit_alphabet most frequent characters (ties: smaller code point).
+// The limit most frequent characters of the words (ties: the smaller code point).
+std::set<char32_t> choose_alphabet(const std::vector<std::pair<std::u32string, int64_t>>& words,
+                                   size_t limit) {
   std::map<char32_t, int64_t> char_counts;
   for (const auto& [w, c] : words)
     for (char32_t ch : w) char_counts[ch] += c;
   std::vector<std::pair<char32_t, int64_t>> alphabet(char_counts.begin(), char_counts.end());
-  if (alphabet.size() > options_.limit_alphabet) {
+  if (alphabet.size() > limit) {
     std::stable_sort(alphabet.begin(), alphabet.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
-    alphabet.resize(options_.limit_alphabet);
-    std::sort(alphabet.begin(), alphabet.end());
+    alphabet.resize(limit);
   }
-  std::set<char32_t> allowed;
-  for (const auto& [ch, count] : alphabet) {
-    allowed.insert(ch);
-    add(encode_utf8(std::u32string_view(&ch, 1)));
+  std::set<char32_t> chosen;
+  for (const auto& [ch, count] : alphabet) chosen.insert(ch);
+  return chosen;
+}
+
+// The words as piece ids, and for every adjacent pair its count and the words it occurs in.
+// merge() joins the most frequent pair everywhere and updates the counts of the pairs around it.
+class PairMerger {
+ public:
+  PairMerger(std::vector<std::vector<int32_t>> pieces, std::vector<int64_t> word_counts)
+      : pieces_(std::move(pieces)), counts_(std::move(word_counts)) {
+    for (size_t w = 0; w < pieces_.size(); ++w)
+      for (size_t i = 0; i + 1 < pieces_[w].size(); ++i) {
+        const uint64_t k = pair_key(pieces_[w][i], pieces_[w][i + 1]);
+        pair_counts_[k] += counts_[w];
+        where_[k].insert(w);
+      }
+    for (const auto& [k, c] : pair_counts_) queue_.push({c, k});
   }
 
-  // Words as piece ids; characters outside the alphabet are dropped, as the HF trainer does.
-  std::vector<std::vector<int32_t>> pieces(words.size());
-  for (size_t w = 0; w < words.size(); ++w) {
-    for (size_t i = 0; i < words[w].first.size(); ++i) {
-      char32_t ch = words[w].first[i];
-      if (!allowed.count(ch)) continue;
-      std::string s = encode_utf8(std::u32string_view(&ch, 1));
-      pieces[w].push_back(add(i == 0 ? s : kPrefix + s));
+  // The most frequent pair, if it occurs at least min_frequency times.
+  std::optional<Candidate> best(int64_t min_frequency) {
+    while (!queue_.empty()) {
+      Candidate top = queue_.top();
+      queue_.pop();
+      const int64_t current = pair_counts_[top.pair];
+      if (current != top.count) {  // stale entry: re-queue with the up-to-date count
+        if (current > 0) queue_.push({current, top.pair});
+        continue;
+      }
+      if (top.count < min_frequency) return std::nullopt;
+      return top;
     }
+    return std::nullopt;
   }
 
-  std::unordered_map<uint64_t, int64_t> pair_counts;
-  std::unordered_map<uint64_t, std::set<size_t>> where;
-  for (size_t w = 0; w < pieces.size(); ++w)
-    for (size_t i = 0; i + 1 < pieces[w].size(); ++i) {
-      const uint64_t k = pair_key(pieces[w][i], pieces[w][i + 1]);
-      pair_counts[k] += words[w].second;
-      where[k].insert(w);
-    }
-  std::priority_queue<Candidate> queue;
-  for (const auto& [k, c] : pair_counts) queue.push({c, k});
-
-  while (tokens.size() < options_.vocab_size && !queue.empty()) {
-    Candidate top = queue.top();
-    queue.pop();
-    const int64_t current = pair_counts[top.pair];
-    if (current != top.count) {  // stale entry: re-queue with the up-to-date count
-      if (current > 0) queue.push({current, top.pair});
-      continue;
-    }
-    if (top.count < options_.min_frequency) break;
-    const auto a = static_cast<int32_t>(top.pair >> 32);
-    const auto b = static_cast<int32_t>(top.pair & 0xFFFFFFFFu);
-    std::string right = tokens[static_cast<size_t>(b)];
-    if (right.rfind(kPrefix, 0) == 0) right.erase(0, kPrefix.size());
-    const int32_t merged = add(tokens[static_cast<size_t>(a)] + right);
-
+  // Replaces the pair (a, b) by `merged` in every word that has it.
+  void merge(uint64_t pair, int32_t merged) {
+    const auto a = static_cast<int32_t>(pair >> 32);
+    const auto b = static_cast<int32_t>(pair & 0xFFFFFFFFu);
     std::set<uint64_t> touched;
-    const std::set<size_t> affected = std::move(where[top.pair]);
-    where.erase(top.pair);
+    const std::set<size_t> affected = std::move(where_[pair]);
+    where_.erase(pair);
     for (size_t w : affected) {
-      std::vector<int32_t>& p = pieces[w];
-      const int64_t c = words[w].second;
-      for (size_t i = 0; i + 1 < p.size(); ++i) pair_counts[pair_key(p[i], p[i + 1])] -= c;
+      std::vector<int32_t>& p = pieces_[w];
+      const int64_t c = counts_[w];
+      for (size_t i = 0; i + 1 < p.size(); ++i) pair_counts_[pair_key(p[i], p[i + 1])] -= c;
       std::vector<int32_t> next;
       next.reserve(p.size());
       for (size_t i = 0; i < p.size(); ++i) {
@@ -148,16 +144,64 @@ Vocab WordPieceTrainer::train() const {
       p = std::move(next);
       for (size_t i = 0; i + 1 < p.size(); ++i) {
         const uint64_t k = pair_key(p[i], p[i + 1]);
-        pair_counts[k] += c;
-        where[k].insert(w);
+        pair_counts_[k] += c;
+        where_[k].insert(w);
         touched.insert(k);
       }
     }
-    pair_counts[top.pair] = 0;
+    pair_counts_[pair] = 0;
     for (uint64_t k : touched)
-      if (pair_counts[k] > 0) queue.push({pair_counts[k], k});
+      if (pair_counts_[k] > 0) queue_.push({pair_counts_[k], k});
   }
-  return Vocab(std::move(tokens));
+
+ private:
+  std::vector<std::vector<int32_t>> pieces_;
+  std::vector<int64_t> counts_;
+  std::unordered_map<uint64_t, int64_t> pair_counts_;
+  std::unordered_map<uint64_t, std::set<size_t>> where_;
+  std::priority_queue<Candidate> queue_;
+};
+
+}  // namespace
+
+Vocab WordPieceTrainer::train() const {
+  TokenTable table;
+  for (const std::string& s : options_.special_tokens) table.add(s);
+
+  // Words in byte order so that every id assignment below is independent of hash order.
+  std::vector<std::pair<std::u32string, int64_t>> words;
+  words.reserve(word_counts_.size());
+  {
+    std::map<std::string, int64_t> sorted(word_counts_.begin(), word_counts_.end());
+    for (const auto& [w, c] : sorted) words.emplace_back(decode_utf8(w, "word"), c);
+  }
+  const std::set<char32_t> alphabet = choose_alphabet(words, options_.limit_alphabet);
+  for (char32_t ch : alphabet) table.add(encode_utf8(std::u32string_view(&ch, 1)));
+
+  // Words as piece ids; characters outside the alphabet are dropped, as the HF trainer does.
+  std::vector<std::vector<int32_t>> pieces(words.size());
+  std::vector<int64_t> counts(words.size());
+  for (size_t w = 0; w < words.size(); ++w) {
+    counts[w] = words[w].second;
+    for (size_t i = 0; i < words[w].first.size(); ++i) {
+      char32_t ch = words[w].first[i];
+      if (!alphabet.count(ch)) continue;
+      std::string s = encode_utf8(std::u32string_view(&ch, 1));
+      pieces[w].push_back(table.add(i == 0 ? s : kPrefix + s));
+    }
+  }
+
+  PairMerger merger(std::move(pieces), std::move(counts));
+  while (table.tokens.size() < options_.vocab_size) {
+    const std::optional<Candidate> top = merger.best(options_.min_frequency);
+    if (!top) break;
+    const auto a = static_cast<size_t>(top->pair >> 32);
+    const auto b = static_cast<size_t>(top->pair & 0xFFFFFFFFu);
+    std::string right = table.tokens[b];
+    if (right.rfind(kPrefix, 0) == 0) right.erase(0, kPrefix.size());
+    merger.merge(top->pair, table.add(table.tokens[a] + right));
+  }
+  return Vocab(std::move(table.tokens));
 }
 
 }  // namespace heed::data
