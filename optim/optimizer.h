@@ -16,7 +16,7 @@
 //   scheduler.step();                               // optional (schedule.h)
 //
 // With equal micro-batch sizes this gives the gradient of the mean loss over the whole batch.
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
 #include <map>
@@ -28,7 +28,10 @@
 #include <vector>
 
 #include "autograd/tensor.h"
-#include "io/safetensors.h"
+
+namespace heed::io {
+class SafetensorsFile;
+}
 
 namespace heed::optim {
 

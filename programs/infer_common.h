@@ -2,17 +2,15 @@
 // What every `infer` subcommand shares: loading a checkpoint of the right family with its
 // tokenizer, reading the input texts, checking lengths against the model's positions.
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "data/char_tokenizer.h"
 #include "data/text_tokenizer.h"
 #include "nn/models/pretrained.h"
 
 namespace heed::infer {
 
-// A model directory's tokenizer: WordPiece or heed's character tokenizer.
+// A loaded model directory.
 struct Checkpoint {
   std::string dir;
   std::shared_ptr<nn::PretrainedModel> model;  // in eval mode

@@ -39,7 +39,6 @@ struct PrintOptions {
 
 // Prints the ids (or pieces) of each line of stdin, one line each.
 void tokenize_lines(const heed::data::WordPieceTokenizer& tokenizer, const PrintOptions& print) {
-  const bool tokens = print.tokens, special = print.special, stats = print.stats;
   std::string line, out;
   size_t line_no = 0, bytes = 0, n_tokens = 0;
   double seconds = 0;
@@ -50,7 +49,7 @@ void tokenize_lines(const heed::data::WordPieceTokenizer& tokenizer, const Print
     std::vector<int32_t> ids;
     auto start = std::chrono::steady_clock::now();
     try {
-      ids = special ? tokenizer.encode(line).input_ids : tokenizer.encode_ids(line);
+      ids = print.special ? tokenizer.encode(line).input_ids : tokenizer.encode_ids(line);
     } catch (const heed::Error& e) {
       heed::fail("stdin:{}: {}", line_no, e.what());
     }
@@ -59,14 +58,14 @@ void tokenize_lines(const heed::data::WordPieceTokenizer& tokenizer, const Print
     out.clear();
     for (size_t i = 0; i < ids.size(); ++i) {
       if (i) out.push_back(' ');
-      out += tokens ? tokenizer.vocab().token(ids[i]) : std::to_string(ids[i]);
+      out += print.tokens ? tokenizer.vocab().token(ids[i]) : std::to_string(ids[i]);
     }
     out.push_back('\n');
     std::cout << out;
   }
   std::cout.flush();
   if (!std::cout) heed::fail("stdout: write failed");
-  if (stats)
+  if (print.stats)
     std::fprintf(stderr, "tokenize: %zu lines, %zu bytes, %zu tokens, %.2f MB/s (tokenizer only)\n",
                  line_no, bytes, n_tokens, seconds > 0 ? bytes / seconds / 1e6 : 0.0);
 }

@@ -15,5 +15,9 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"
 build/programs/train --config configs/bert_mlm.yaml --resume
+if [ ! -f runs/bert_mlm/final_metrics.json ]; then
+  echo "main.sh: the run stopped before its last step; run main.sh again to continue it" >&2
+  exit 1
+fi
 model=$(/usr/bin/python3 -c 'import json; print(json.load(open("runs/bert_mlm/final_metrics.json"))["checkpoint"])')
 build/programs/infer fill-mask --checkpoint "$model" --text "the [MASK] of the united states" --top-k 5

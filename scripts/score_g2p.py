@@ -4,7 +4,7 @@
 A word is right when its output equals any of its pronunciations (WER: the share of words
 with any phoneme wrong); PER is the edit distance to the closest pronunciation (ties go to
 the longer one) summed over words, over those pronunciations' lengths summed. This is
-train/sequence_metrics.cpp again, written independently, so that a checkpoint's outputs can
+decode/sequence_metrics.cpp again, written independently, so that a checkpoint's outputs can
 be scored outside the trainer (for instance with beam search):
 
     cut -f1 datasets/g2p/test.tsv | uniq > words.txt

@@ -45,7 +45,9 @@ std::vector<std::string> stage_overrides(const PipelineStage& stage,
   return sets;
 }
 
-// The model directory of a finished run of `config` (final_metrics.json at max_steps), if any.
+// The model directory of a finished run of `config`, if any: its final_metrics.json is at
+// max_steps, and its model's checkpoint saw the data in the order this config gives (another
+// seed or batch size is another run; resuming then refuses it, naming the key).
 std::optional<std::string> finished_model(const RunConfig& config) {
   const fs::path path = fs::path(config.train.output_dir) / "final_metrics.json";
   if (!fs::exists(path)) return std::nullopt;
@@ -53,12 +55,20 @@ std::optional<std::string> finished_model(const RunConfig& config) {
   if (j.value("step", int64_t{-1}) != config.train.max_steps || !j.contains("checkpoint")) {
     return std::nullopt;
   }
-  return j.at("checkpoint").get<std::string>();
+  const std::string model = j.at("checkpoint").get<std::string>();
+  const fs::path state = fs::path(model) / "trainer_state.json";
+  if (!fs::exists(state) ||
+      io::read_json_file(state.string()).value("data_order", nlohmann::json()) !=
+          data_order(config)) {
+    return std::nullopt;
+  }
+  return model;
 }
 
 // Every stage checked before the first runs, so that a typo in the last one does not wait for
-// the hours of the others. A later stage's init_from is where the stage before it will leave
-// its last checkpoint.
+// the hours of the others. A later stage's init_from stands for the model the stage before it
+// will end with: its last checkpoint here (with eval.load_best_model_at_end it may be an
+// earlier, better one, which the stage's run then names).
 std::vector<RunConfig> check_stages(const std::vector<PipelineStage>& stages,
                                     const std::vector<std::string>& command_line) {
   std::vector<RunConfig> configs;
@@ -94,7 +104,9 @@ int run_pipeline(const std::string& path, const std::vector<PipelineStage>& stag
       previous_model = model;
       continue;
     }
-    if (latest_checkpoint(config.train.output_dir)) {
+    // An interrupted stage continues: from its newest checkpoint, or from step 0 when it
+    // stopped before its first one.
+    if (!earlier_run_files(config.train.output_dir).empty()) {
       sets.push_back("train.resume=auto");
       config = load_run_config(stage.config, sets);
     }

@@ -144,17 +144,6 @@ class Run {
         *optimizer_, optim::make_schedule(schedule, c_.schedule.warmup_steps, c_.train.max_steps));
   }
 
-  // The settings that decide which examples the loader's saved position points at: a resume
-  // with any of them changed would silently train on a different rest of the epoch.
-  nlohmann::json data_order() const {
-    return {{"train.batch_size", c_.train.batch_size},
-            {"train.grad_accum_steps", c_.train.grad_accum_steps},
-            {"train.seed", c_.train.seed},
-            {"data.shuffle", c_.data.shuffle},
-            {"data.group_by_length", c_.data.group_by_length},
-            {"data.max_train_samples", c_.data.max_train_samples.value_or(0)}};
-  }
-
   void resume() {
     std::optional<std::string> dir = latest_checkpoint(c_.train.output_dir);
     if (!dir) {
@@ -164,7 +153,7 @@ class Run {
     }
     nlohmann::json state = io::read_json_file(dir.value() + "/trainer_state.json");
     if (state.contains("data_order")) {  // checkpoints older than the check have none
-      const nlohmann::json now = data_order();
+      const nlohmann::json now = data_order(c_);
       for (const auto& [key, saved] : state.at("data_order").items()) {
         if (now.contains(key) && now.at(key) != saved) {
           throw ConfigError(fmt::format(
@@ -256,7 +245,7 @@ class Run {
                             {"scheduler", scheduler_->state_dict()},
                             {"loader", {{"epoch", position.epoch}, {"batch", position.batch}}},
                             {"dropout_rng", {{"seed", rng.seed}, {"offset", rng.offset}}},
-                            {"data_order", data_order()},
+                            {"data_order", data_order(c_)},
                             {"task", std::string(to_string(c_.task))}};
     std::optional<int64_t> best_step;
     if (best_) {

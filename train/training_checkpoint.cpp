@@ -45,6 +45,15 @@ std::vector<std::string> earlier_run_files(const std::string& output_dir) {
   return out;
 }
 
+nlohmann::json data_order(const RunConfig& c) {
+  return {{"train.batch_size", c.train.batch_size},
+          {"train.grad_accum_steps", c.train.grad_accum_steps},
+          {"train.seed", c.train.seed},
+          {"data.shuffle", c.data.shuffle},
+          {"data.group_by_length", c.data.group_by_length},
+          {"data.max_train_samples", c.data.max_train_samples.value_or(0)}};
+}
+
 std::string checkpoint_path(const std::string& output_dir, int64_t step) {
   return (fs::path(output_dir) / (kPrefix + std::to_string(step))).string();
 }

@@ -5,10 +5,14 @@
 // position) and the resolved run_config.yaml. A checkpoint is written into a temporary
 // directory, every file fsynced, then renamed into place, so a crash at any moment leaves
 // the previous checkpoint whole.
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "train/config/config.h"
 
 namespace heed::train {
 
@@ -18,6 +22,11 @@ namespace heed::train {
 std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_t keep_last,
                              const std::function<void(const std::string&)>& write_files,
                              std::optional<int64_t> also_keep = std::nullopt);
+
+// The settings that decide which examples the loader's saved position points at, as
+// trainer_state.json records them: a resume with any of them changed would silently train on a
+// different rest of the epoch, so it is refused.
+nlohmann::json data_order(const RunConfig& config);
 
 // output_dir/checkpoint-`step`.
 std::string checkpoint_path(const std::string& output_dir, int64_t step);

@@ -3,6 +3,7 @@
 // mistake in any stage stops it before the first one trains.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -65,6 +66,27 @@ TEST(Pipeline, RunsItsStagesEachFromThePreviousModelAndThenReportsThemFinished) 
       << again.output;
   EXPECT_EQ(again.output.find("step "), std::string::npos) << again.output;  // no training
   EXPECT_EQ(file_bytes(p.classifier + "/metrics.jsonl"), metrics);
+
+  // Another seed is another run, not the finished one: resuming refuses it, naming the key.
+  const Outcome reseeded = run_train("--config " + p.file + " --set train.seed=43");
+  EXPECT_EQ(reseeded.exit_code, 2) << reseeded.output;
+  EXPECT_NE(reseeded.output.find("train.seed: is 43 but was"), std::string::npos)
+      << reseeded.output;
+}
+
+TEST(Pipeline, AStageStoppedBeforeItsFirstCheckpointContinuesOnTheNextRun) {
+  const TinyPipeline p = write_tiny_pipeline("pipeline_interrupted");
+  const std::string args =
+      "--config " + p.file + " --set checkpoint.every_steps=100 --set logging.every_steps=1";
+  const Outcome killed = run_train(args, "HEED_FAULT_AFTER_STEP=3:KILL");
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.output;
+  EXPECT_TRUE(fs::exists(p.mlm + "/metrics.jsonl"));
+  const Outcome again = run_train(args);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("resume: no checkpoint in " + p.mlm + "; starting from step 0"),
+            std::string::npos)
+      << again.output;
+  EXPECT_TRUE(fs::exists(p.classifier + "/final_metrics.json")) << again.output;
 }
 
 TEST(Pipeline, AMistakeInALaterStageStopsItBeforeAnyTraining) {

@@ -13,8 +13,6 @@
 namespace heed::train {
 namespace {
 
-// The activation names nn::parse_activation accepts (Hugging Face's spellings).
-
 class Checker {
  public:
   explicit Checker(const Origins& origins) : origins_(origins) {}
@@ -272,7 +270,7 @@ void check_best_model_metric(Checker& c, const RunConfig& config) {
   if (!config.eval.load_best_model_at_end) return;
   const TrainingTask& task = task_for(config.task);
   c.one_of("eval.metric_for_best_model", best_model_metric(config.eval.metric_for_best_model),
-           task.metric_names(task.scored_classes(config), config.eval), "metric");
+           task.metric_names(task.scored_classes_from_config(config), config.eval), "metric");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Next-token prediction with a GPT: windows of a tokenized corpus. The collator gives the
-// labels as the input ids (Hugging Face's convention) and the model shifts them: GPT::forward
-// is the one place that pairs position t with token t + 1.
+// Next-token prediction with a GPT: windows of a tokenized corpus. The collator is the one
+// place that pairs position t with token t + 1 (its labels come shifted; GPT::forward takes
+// them as they are).
 #include "data/collators.h"
 #include "nn/models/gpt.h"
 #include "train/tasks/model_configs.h"
@@ -13,6 +13,9 @@ namespace {
 class CausalLmTask final : public TrainingTask {
  public:
   Arch architecture() const override { return Arch::kGpt2; }
+  // The config may name a char tokenizer (as before the tasks were objects), but the corpus
+  // windows come from a WordPiece token cache, so reading the data then stops with
+  // "task clm needs a WordPiece tokenizer". A char-level GPT needs a char token cache first.
   bool accepts_char_tokenizer() const override { return true; }
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,

@@ -46,7 +46,7 @@ class SequenceClassificationTask final : public TrainingTask {
   }
   // The training file's label column takes milliseconds to read, so a misspelt class name in
   // eval.metric_for_best_model stops the run before a vocabulary is trained.
-  std::vector<std::string> scored_classes(const RunConfig& c) const override {
+  std::vector<std::string> scored_classes_from_config(const RunConfig& c) const override {
     return c.data.labels ? *c.data.labels : data::classification_label_names(c.data.train);
   }
 };

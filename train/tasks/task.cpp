@@ -24,7 +24,8 @@ BatchLoss TrainingTask::loss(const nn::PretrainedModel& model, const data::Batch
   r.targets = batch.num_target_tokens;
   r.loss = out.loss;
   r.logits = out.logits;
-  // A model that picks or shifts its labels returns them aligned with its logits.
+  // A model that picks its labels (masked-LM at labelled rows) returns them aligned with its
+  // logits.
   r.labels = out.labels.defined() ? out.labels : in.labels;
   return r;
 }

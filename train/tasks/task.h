@@ -2,8 +2,9 @@
 // A training task as one object: everything that differs between masked-LM, causal LM,
 // sequence classification, token classification and seq2seq. The config checks, the data
 // set-up, the trainer and its evaluation ask the run's task and hold no branch on which task
-// it is. A new task is one file in this folder plus one line in registry.cpp (and its YAML
-// name in config/config_schema.h).
+// it is. A new task is one file in this folder, its line in registry.h and registry.cpp, its
+// value of the `Task` enum with its YAML name (config/config.h, config/config_schema.h), and its
+// file in train/CMakeLists.txt.
 #include <functional>
 #include <map>
 #include <memory>
@@ -83,7 +84,7 @@ class TrainingTask {
   }
   // The same, known from the config before any data is read (the config check of
   // eval.metric_for_best_model): a classifier reads only the label column of data.train.
-  virtual std::vector<std::string> scored_classes(const RunConfig& config) const {
+  virtual std::vector<std::string> scored_classes_from_config(const RunConfig& config) const {
     (void)config;
     return {};
   }
