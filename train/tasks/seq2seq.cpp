@@ -17,10 +17,11 @@ class Seq2SeqTask final : public TrainingTask {
   bool accepts_char_tokenizer() const override { return true; }
   bool has_targets() const override { return true; }
 
+  // A WordPiece vocabulary serves both sides (BART shares one embedding table), so it trains on
+  // the sources and the targets.
   std::vector<std::string> vocabulary_texts(const std::string& line) const override {
     const std::vector<std::string_view> fields = data::split_tabs(line);
-    if (fields.empty()) return {};
-    return {fields.begin() + 1, fields.end()};
+    return {fields.begin(), fields.end()};
   }
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
