@@ -1,12 +1,12 @@
 #include "data/char_tokenizer.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "autograd/error.h"
 #include "data/unicode.h"
+#include "io/json_file.h"
 
 namespace heed::data {
 
@@ -76,14 +76,7 @@ CharTokenizer CharTokenizer::build_pair(const std::vector<std::string>& sources,
 }
 
 CharTokenizer CharTokenizer::load(const std::string& path) {
-  std::ifstream in(path);
-  HEED_CHECK(in.good(), "{}: cannot open character vocabulary", path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON: {}", path, e.what());
-  }
+  const nlohmann::json j = io::read_json_file(path);
   HEED_CHECK(j.is_object() && j.contains("unit") && j["unit"].is_string() && j.contains("tokens") &&
                  j["tokens"].is_array(),
              "{}: expected {{\"unit\": ..., \"tokens\": [...]}}", path);
@@ -103,10 +96,7 @@ void CharTokenizer::save(const std::string& path) const {
   j["unit"] = unit_name(unit_);
   if (target_unit_ != unit_) j["target_unit"] = unit_name(target_unit_);
   j["tokens"] = vocab_.tokens();
-  std::ofstream out(path, std::ios::trunc);
-  HEED_CHECK(out.good(), "{}: cannot open for writing", path);
-  out << j.dump(1) << '\n';
-  HEED_CHECK(out.good(), "{}: write failed", path);
+  io::write_json_file(path, j);
 }
 
 std::vector<int32_t> CharTokenizer::encode(std::string_view text, Unit unit) const {

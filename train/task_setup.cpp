@@ -29,7 +29,7 @@ void feed_trainer(data::WordPieceTrainer& trainer, const RunConfig& c) {
   const TrainingTask& task = task_for(c.task);
   std::string line;
   while (std::getline(in, line)) {
-    for (const std::string& text : task.vocabulary_texts(line)) trainer.add_text(text);
+    for (std::string_view text : task.vocabulary_texts(line)) trainer.add_text(text);
   }
 }
 
@@ -164,10 +164,6 @@ std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& c, const TaskD
   log(fmt::format("model: {} with {:.2f}M parameters", model->architecture(),
                   model->num_parameters() / 1e6));
   return model;
-}
-
-void save_tokenizer(const RunConfig& c, const TaskData& d, const std::string& dir) {
-  d.tokenizer->save(dir, c.data.max_seq_length, c.data.truncation);
 }
 
 }  // namespace heed::train

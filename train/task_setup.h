@@ -19,7 +19,4 @@ TaskData build_task_data(const RunConfig& config, const Log& log);
 std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& config, const TaskData& data,
                                                  const Log& log);
 
-// Saves the run's tokenizer into a model directory.
-void save_tokenizer(const RunConfig& config, const TaskData& data, const std::string& dir);
-
 }  // namespace heed::train

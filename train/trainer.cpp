@@ -256,7 +256,7 @@ class Run {
         c_.train.output_dir, step_, c_.checkpoint.keep_last,
         [&](const std::string& dir) {
           nn::save_pretrained(*model_, dir);
-          save_tokenizer(c_, data_, dir);
+          data_.tokenizer->save(dir, c_.data.max_seq_length, c_.data.truncation);
           optimizer_->save_state(dir + "/optimizer.safetensors");
           io::write_json_file(dir + "/trainer_state.json", state);
           std::ofstream(dir + "/run_config.yaml") << to_yaml(c_);

@@ -1,7 +1,7 @@
 // What each task picks from a line of data.train to train a WordPiece vocabulary on.
 #include <gtest/gtest.h>
 
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include "train/tasks/task.h"
@@ -9,7 +9,7 @@
 namespace heed::train {
 namespace {
 
-using Texts = std::vector<std::string>;
+using Texts = std::vector<std::string_view>;
 
 TEST(Tasks, VocabularyTextsAreTheTextColumnsOfEachTasksFiles) {
   EXPECT_EQ(task_for(Task::kMlm).vocabulary_texts("a line\tof text"), Texts{"a line\tof text"});

@@ -19,9 +19,8 @@ class Seq2SeqTask final : public TrainingTask {
 
   // A WordPiece vocabulary serves both sides (BART shares one embedding table), so it trains on
   // the sources and the targets.
-  std::vector<std::string> vocabulary_texts(const std::string& line) const override {
-    const std::vector<std::string_view> fields = data::split_tabs(line);
-    return {fields.begin(), fields.end()};
+  std::vector<std::string_view> vocabulary_texts(std::string_view line) const override {
+    return data::split_tabs(line);
   }
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,

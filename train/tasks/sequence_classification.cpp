@@ -13,10 +13,10 @@ class SequenceClassificationTask final : public TrainingTask {
   Arch architecture() const override { return Arch::kBert; }
   bool chooses_truncation() const override { return true; }
 
-  std::vector<std::string> vocabulary_texts(const std::string& line) const override {
-    const std::vector<std::string_view> fields = data::split_tabs(line);
-    if (fields.empty()) return {};
-    return {fields.begin() + 1, fields.end()};  // not the label
+  std::vector<std::string_view> vocabulary_texts(std::string_view line) const override {
+    std::vector<std::string_view> fields = data::split_tabs(line);
+    if (!fields.empty()) fields.erase(fields.begin());  // not the label
+    return fields;
   }
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,

@@ -5,7 +5,7 @@
 
 namespace heed::train {
 
-std::vector<std::string> TrainingTask::vocabulary_texts(const std::string& line) const {
+std::vector<std::string_view> TrainingTask::vocabulary_texts(std::string_view line) const {
   return {line};
 }
 

@@ -58,8 +58,9 @@ class TrainingTask {
   virtual bool chooses_truncation() const { return false; }
 
   // --- the data ---
-  // The texts of one line of data.train that a WordPiece vocabulary is trained on.
-  virtual std::vector<std::string> vocabulary_texts(const std::string& line) const;
+  // The texts of one line of data.train that a WordPiece vocabulary is trained on (views into
+  // the line).
+  virtual std::vector<std::string_view> vocabulary_texts(std::string_view line) const;
   // The label names before any split is read: data.labels unless the task reads them
   // otherwise. A dataset that finds them empty takes its own file's labels.
   virtual data::LabelNames initial_labels(const RunConfig& config,

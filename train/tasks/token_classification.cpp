@@ -12,10 +12,10 @@ class TokenClassificationTask final : public TrainingTask {
  public:
   Arch architecture() const override { return Arch::kBert; }
 
-  std::vector<std::string> vocabulary_texts(const std::string& line) const override {
-    const std::vector<std::string_view> fields = data::split_tabs(line);
-    if (fields.empty()) return {};
-    return {std::string(fields[0])};  // the word, not its tag
+  std::vector<std::string_view> vocabulary_texts(std::string_view line) const override {
+    std::vector<std::string_view> fields = data::split_tabs(line);
+    if (fields.size() > 1) fields.resize(1);  // the word, not its tag
+    return fields;
   }
 
   // The tag set of every split, so that a tag seen only in valid or test still has an id.
