@@ -125,7 +125,10 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
   data::LabelNames labels = task.initial_labels(c, files);
 
   for (size_t i = 0; i < splits.size(); ++i) {
-    const auto& [split, path] = splits[i];
+    // Named references, not a structured binding: the lambda below captures them, which
+    // clang before 16 cannot do for a binding.
+    const std::string& split = splits[i].first;
+    const std::optional<std::string>& path = splits[i].second;
     if (!path) continue;
     const SplitSource source{
         .config = c, .data = d, .split = split, .path = *path, .token_cache = [&] {
