@@ -104,4 +104,9 @@ void LRScheduler::load_state_dict(const nlohmann::json& state) {
   apply();
 }
 
+void LRScheduler::set_base_lr(double lr) {
+  std::fill(base_lrs_.begin(), base_lrs_.end(), lr);
+  apply();
+}
+
 }  // namespace heed::optim

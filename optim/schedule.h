@@ -52,6 +52,8 @@ class LRScheduler {
   // for the loaded step; it throws if the number of groups differs.
   nlohmann::json state_dict() const;
   void load_state_dict(const nlohmann::json& state);
+  // Every group's base lr (a resumed run given a new learning rate); the groups' lrs follow.
+  void set_base_lr(double lr);
 
  private:
   void apply();

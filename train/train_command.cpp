@@ -57,7 +57,7 @@ std::optional<std::string> finished_model(const RunConfig& config) {
   }
   const std::string model = j.at("checkpoint").get<std::string>();
   const fs::path state = fs::path(model) / "trainer_state.json";
-  if (!fs::exists(state) ||
+  if (checkpoint_problem(model) ||
       io::read_json_file(state.string()).value("data_order", nlohmann::json()) !=
           data_order(config)) {
     return std::nullopt;
@@ -171,6 +171,11 @@ int train_command(int argc, char** argv, const TrainerHooks& hooks) {
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "train: %s\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "train: error: out of memory; make the model or train.batch_size smaller "
+                 "(the run's first lines estimate what it needs)\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train: error: %s\n", e.what());
     return 1;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <vector>
 
 #include "autograd/ops.h"
 #include "optim/adamw.h"
@@ -46,24 +47,35 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
                        optim::Optimizer& optimizer, const std::function<data::Batch()>& next_batch,
                        const StepOptions& o) {
   StepOutcome r;
-  const double accum = static_cast<double>(o.grad_accum_steps);
+  // A micro-batch without a labelled position (an MLM batch that drew no mask) has no loss: a
+  // mean over no targets is 0/0. It is read and skipped, and the step's mean runs over the
+  // micro-batches that have targets; so all batches are read before the first forward.
+  std::vector<data::Batch> batches;
   for (int64_t micro = 0; micro < o.grad_accum_steps; ++micro) {
-    data::Batch batch = next_batch();
+    batches.push_back(next_batch());
+    r.tokens += real_tokens(batches.back());
+    if (batches.back().num_target_tokens == 0) {
+      batches.pop_back();
+      ++r.skipped_micro_batches;
+    }
+  }
+  if (batches.empty()) return r;  // nothing to learn from: no parameter changes
+  const double accum = static_cast<double>(batches.size());
+  for (size_t micro = 0; micro < batches.size(); ++micro) {
     auto start = Clock::now();
-    BatchLoss b = task.loss(model, batch, o.label_smoothing);
+    BatchLoss b = task.loss(model, batches[micro], o.label_smoothing);
     const double value = b.loss.item();
     r.seconds.forward += seconds_since(start);
     if (!std::isfinite(value)) {
       optimizer.zero_grad();
       r.nonfinite_loss = value;
-      r.nonfinite_micro = micro;
+      r.nonfinite_micro = static_cast<int64_t>(micro);
       return r;
     }
     r.loss += value / accum;
     start = Clock::now();
     mul(b.loss, 1.0 / accum).backward();
     r.seconds.backward += seconds_since(start);
-    r.tokens += real_tokens(batch);
   }
   const auto start = Clock::now();
   r.grad_norm = o.max_grad_norm > 0 ? optim::clip_grad_norm_(optimizer, o.max_grad_norm)
@@ -71,6 +83,7 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
   optimizer.step();
   optimizer.zero_grad();
   r.seconds.optimizer = seconds_since(start);
+  r.updated = true;
   return r;
 }
 

@@ -31,13 +31,17 @@ struct StepSeconds {
 };
 
 struct StepOutcome {
-  double loss = 0.0;       // mean over the micro-batches
+  double loss = 0.0;       // mean over the micro-batches that have targets
   double grad_norm = 0.0;  // before clipping
   int64_t tokens = 0;      // real (unpadded) tokens read
   // Set when a micro-batch's loss was not finite: its value and index. The step then stopped
   // before that micro-batch's backward, and no parameter changed.
   std::optional<double> nonfinite_loss;
   int64_t nonfinite_micro = 0;
+  // Micro-batches without a labelled position, read and skipped. When every micro-batch of the
+  // step was one, the step made no update (`updated` is false).
+  int64_t skipped_micro_batches = 0;
+  bool updated = false;
   StepSeconds seconds;
 };
 

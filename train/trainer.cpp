@@ -3,25 +3,33 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <fmt/ranges.h>
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "autograd/profile.h"
+#include "io/atomic_file.h"
+#include "io/directory_lock.h"
 #include "io/json_file.h"
+#include "io/text_file.h"
 #include "nn/pretrained_io.h"
 #include "optim/schedule.h"
 #include "train/best_model.h"
 #include "train/config/config_origins.h"
 #include "train/config/did_you_mean.h"
 #include "train/evaluation.h"
+#include "train/memory_estimate.h"
 #include "train/metrics.h"
+#include "train/resume_changes.h"
 #include "train/task_setup.h"
 #include "train/tasks/task.h"
 #include "train/train_step.h"
@@ -74,6 +82,7 @@ class Run {
     if (c_.train.dtype == DType::bf16) set_matmul_precision(MatmulPrecision::bf16);
     const auto log = [this](const std::string& line) { say(line); };
     data_ = build_task_data(c_, log);
+    check_memory();
     model_ = build_model(c_, data_, log);
     if (c_.eval.load_best_model_at_end) track_best_model();
     build_optimizer();
@@ -104,6 +113,15 @@ class Run {
   // told to continue the earlier run (--resume) or to replace it.
   void claim_output_dir() {
     const std::string& dir = c_.train.output_dir;
+    fs::create_directories(dir);
+    std::string holder;
+    output_dir_lock_ = io::DirectoryLock::try_lock(dir, &holder);
+    if (!output_dir_lock_) {
+      throw ConfigError(fmt::format(
+          "train.output_dir: '{}' is in use by {}, another run writing there; wait for it to "
+          "end, or choose another directory",
+          dir, holder));
+    }
     const std::vector<std::string> earlier = earlier_run_files(dir);
     if (c_.train.resume == Resume::kNever && !earlier.empty()) {
       if (!c_.train.overwrite_output_dir) {
@@ -119,7 +137,32 @@ class Run {
       say(fmt::format("train.overwrite_output_dir: removed {} from {}", fmt::join(earlier, ", "),
                       dir));
     }
-    fs::create_directories(dir);
+  }
+
+  // Says what the run will hold in memory, and refuses one that cannot fit before it allocates.
+  void check_memory() {
+    const MemoryEstimate e = estimate_memory(c_, data_);
+    const std::optional<double> machine = available_memory_bytes();
+    const std::string estimate = fmt::format(
+        "about {} ({:.1f}M parameters with gradients and optimizer state: {}; activations of "
+        "a micro-batch of {}: {})",
+        format_bytes(e.total()), e.parameters / 1e6, format_bytes(e.parameter_bytes),
+        c_.train.batch_size, format_bytes(e.activation_bytes));
+    if (machine && e.total() > *machine && c_.train.check_memory) {
+      config_fail(c_.origins.where("model"),
+                  "model: the run needs {}, more than this machine's {}; make the model or "
+                  "train.batch_size smaller, or set train.check_memory: false to try anyway",
+                  estimate, format_bytes(*machine));
+    }
+    say(fmt::format("memory: {}{}", estimate,
+                    machine ? fmt::format(" of the machine's {}", format_bytes(*machine)) : ""));
+    const unsigned cpus = std::thread::hardware_concurrency();
+    if (c_.train.threads > static_cast<int64_t>(cpus) && cpus > 0) {
+      say(
+          fmt::format("warning: train.threads {} is more than the {} CPUs here; steps will be "
+                      "slower than with {}",
+                      c_.train.threads, cpus, cpus));
+    }
   }
 
   // load_run_config has already checked the name, a classifier's classes against its training
@@ -145,7 +188,9 @@ class Run {
   }
 
   void resume() {
-    std::optional<std::string> dir = latest_checkpoint(c_.train.output_dir);
+    remove_unfinished_checkpoints(c_.train.output_dir);
+    std::optional<std::string> dir =
+        latest_checkpoint(c_.train.output_dir, [this](const std::string& line) { say(line); });
     if (!dir) {
       say(fmt::format("resume: no checkpoint in {}; starting from step 0", c_.train.output_dir));
       truncate_metrics_after(0);  // a run killed before its first checkpoint logged steps
@@ -163,6 +208,7 @@ class Run {
         }
       }
     }
+    check_config_changes(*dir);
     if (best_ && state.contains("best_model")) {
       best_->load_state(state.at("best_model"), *dir);
     } else if (best_) {
@@ -174,6 +220,8 @@ class Run {
     nn::load_weights(*model_, io::SafetensorsFile(dir.value() + "/model.safetensors"));
     optimizer_->load_state(dir.value() + "/optimizer.safetensors");
     scheduler_->load_state_dict(state.at("scheduler"));
+    // The schedule's saved base rate is the old one; a changed optim.lr applies from here on.
+    if (scheduler_->base_lrs().at(0) != c_.optim.lr) scheduler_->set_base_lr(c_.optim.lr);
     step_ = state.at("step").get<int64_t>();
     tokens_seen_ = state.value("tokens_seen", int64_t{0});
     elapsed_before_ = state.value("elapsed_seconds", 0.0);
@@ -182,7 +230,31 @@ class Run {
     model_->dropout_generator->set_state({state.at("dropout_rng").at("seed").get<uint64_t>(),
                                           state.at("dropout_rng").at("offset").get<uint64_t>()});
     truncate_metrics_after(step_);
+    resumed_from_ = *dir;
     say(fmt::format("resumed from {} at step {}", dir.value(), step_));
+  }
+
+  // The keys changed since the checkpoint ran: those that only steer the rest of the run
+  // apply, and are said; the others stop the run, naming where the key was set.
+  void check_config_changes(const std::string& dir) {
+    const fs::path saved = fs::path(dir) / "run_config.yaml";
+    if (!fs::exists(saved)) return;  // written before checkpoints recorded their config
+    const std::vector<ConfigChange> changes =
+        config_changes(io::read_text_file(saved.string()), to_yaml(c_));
+    std::vector<std::string> applied;
+    for (const ConfigChange& change : changes) {
+      if (applies_on_resume(change.key)) {
+        applied.push_back(fmt::format("{} {} -> {}", change.key, change.was, change.now));
+        continue;
+      }
+      config_fail(c_.origins.where(change.key),
+                  "{}: is {} but was {} in {}; it shaped what the run has learnt so far, so a "
+                  "resumed run cannot change it (set it back, or start a new train.output_dir)",
+                  change.key, change.now, change.was, saved.string());
+    }
+    if (!applied.empty()) {
+      say(fmt::format("resume: changed since {}: {}", dir, fmt::join(applied, ", ")));
+    }
   }
 
   // Drops records of steps after `step` from metrics.jsonl: an interrupted run may have
@@ -201,13 +273,17 @@ class Run {
       }
     }
     in.close();
-    std::ofstream out(path, std::ios::trunc);
-    for (const std::string& l : kept) out << l << "\n";
+    std::string text;
+    for (const std::string& l : kept) text += l + "\n";
+    io::write_file_atomically(path.string(), text);
   }
 
   void record(const nlohmann::json& j) {
-    std::ofstream out(fs::path(c_.train.output_dir) / "metrics.jsonl", std::ios::app);
+    const fs::path path = fs::path(c_.train.output_dir) / "metrics.jsonl";
+    std::ofstream out(path, std::ios::app);
     out << j.dump() << "\n";
+    out.flush();
+    HEED_CHECK(out.good(), "{}: cannot append a record: {}", path.string(), std::strerror(errno));
   }
 
   std::map<std::string, double> evaluate(const std::shared_ptr<const data::Dataset>& split) {
@@ -252,16 +328,22 @@ class Run {
       state["best_model"] = best_->state();
       if (best_->has_value()) best_step = best_->step();
     }
-    std::string path = write_checkpoint(
-        c_.train.output_dir, step_, c_.checkpoint.keep_last,
-        [&](const std::string& dir) {
-          nn::save_pretrained(*model_, dir);
-          data_.tokenizer->save(dir, c_.data.max_seq_length, c_.data.truncation);
-          optimizer_->save_state(dir + "/optimizer.safetensors");
-          io::write_json_file(dir + "/trainer_state.json", state);
-          std::ofstream(dir + "/run_config.yaml") << to_yaml(c_);
-        },
-        best_step);
+    std::string path;
+    try {
+      path = write_checkpoint(
+          c_.train.output_dir, step_, c_.checkpoint.keep_last,
+          [&](const std::string& dir) {
+            nn::save_pretrained(*model_, dir);
+            data_.tokenizer->save(dir, c_.data.max_seq_length, c_.data.truncation);
+            optimizer_->save_state(dir + "/optimizer.safetensors");
+            io::write_json_file(dir + "/trainer_state.json", state);
+            io::write_file_atomically(dir + "/run_config.yaml", to_yaml(c_));
+          },
+          best_step);
+    } catch (const std::exception& e) {
+      fail("{}; {} was not written, and {}", e.what(), checkpoint_path(c_.train.output_dir, step_),
+           resumable_state());
+    }
     say(fmt::format("saved {}", path));
     return path;
   }
@@ -298,11 +380,17 @@ class Run {
   // The loop, as llm.c writes it: one optimizer step, then whatever is due after it.
   TrainerResult train_loop() {
     TrainerResult result;
+    result.last_checkpoint = resumed_from_;  // until this run writes one
     begin_loop();
     while (step_ < c_.train.max_steps) {
       const double lr = scheduler_->last_lr().at(0);
       const StepOutcome o = run_step();
       if (o.nonfinite_loss) return stop_on_nonfinite_loss(o, result);
+      if (!o.updated) {
+        skipped_without_targets(o);
+        continue;
+      }
+      consecutive_skips_ = 0;
       log_step(o, lr);
       const bool new_best = evaluate_if_due();
       const bool saved = checkpoint_if_due(new_best, result);
@@ -323,18 +411,38 @@ class Run {
                                {.grad_accum_steps = c_.train.grad_accum_steps,
                                 .max_grad_norm = c_.train.max_grad_norm,
                                 .label_smoothing = c_.train.label_smoothing});
-    if (o.nonfinite_loss) return o;  // nothing changed: the step did not happen
     tokens_seen_ += o.tokens;
+    if (o.nonfinite_loss || !o.updated) return o;  // nothing changed: the step did not happen
     scheduler_->step();
     ++step_;
     return o;
   }
 
-  TrainerResult stop_on_nonfinite_loss(const StepOutcome& o, TrainerResult& result) {
+  // A batch without a labelled position teaches nothing: its step is not counted, and training
+  // goes on with the next batch. Data that never has one would loop for ever, so it stops.
+  void skipped_without_targets(const StepOutcome& o) {
     say(
-        fmt::format("stopping: the loss is {} at step {} (micro-batch {}); the last "
-                    "checkpoint is intact",
-                    *o.nonfinite_loss, step_ + 1, o.nonfinite_micro));
+        fmt::format("step {}: {} micro-batch{} without a labelled position (no target token); "
+                    "skipped, no update",
+                    step_ + 1, o.skipped_micro_batches, o.skipped_micro_batches == 1 ? "" : "es"));
+    if (++consecutive_skips_ >= kMaxConsecutiveSkips) {
+      fail(
+          "{} batches in a row had no labelled position: the training data ({}) gives the task "
+          "nothing to learn",
+          consecutive_skips_, c_.data.train);
+    }
+  }
+
+  // What a stopped run leaves to resume from, for its last message.
+  std::string resumable_state() const {
+    const std::optional<std::string> last = latest_checkpoint(c_.train.output_dir);
+    if (!last) return "no checkpoint was written yet; --resume starts from step 0";
+    return fmt::format("the last checkpoint, {}, is intact; --resume continues from it", *last);
+  }
+
+  TrainerResult stop_on_nonfinite_loss(const StepOutcome& o, TrainerResult& result) {
+    say(fmt::format("stopping: the loss is {} at step {} (micro-batch {}); {}", *o.nonfinite_loss,
+                    step_ + 1, o.nonfinite_micro, resumable_state()));
     result.exit_code = 1;
     result.steps = step_;
     return result;
@@ -451,6 +559,7 @@ class Run {
   }
 
   RunConfig c_;
+  std::optional<io::DirectoryLock> output_dir_lock_;
   const TrainingTask& task_;
   TrainerHooks hooks_;
   TaskData data_;
@@ -459,6 +568,9 @@ class Run {
   std::unique_ptr<optim::LRScheduler> scheduler_;
   std::unique_ptr<data::Loader> loader_;
   int64_t step_ = 0, first_step_ = 0, tokens_seen_ = 0;
+  static constexpr int64_t kMaxConsecutiveSkips = 100;
+  int64_t consecutive_skips_ = 0;
+  std::string resumed_from_;            // the checkpoint this run continued, if any
   std::optional<int64_t> loaded_step_;  // the best model's step, once loaded at the end
   std::optional<BestModel> best_;
   std::optional<std::map<std::string, double>> last_valid_;  // the last step's, when judged

@@ -7,12 +7,20 @@
 
 #include "autograd/error.h"
 #include "io/atomic_file.h"
+#include "io/json_file.h"
 
 namespace heed::train {
 namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kPrefix = "checkpoint-";
+constexpr const char* kTmpPrefix = ".tmp-";      // being written
+constexpr const char* kTrashPrefix = ".trash-";  // being deleted
+constexpr const char* kManifest = "manifest.json";
+// What resuming reads; a checkpoint without any of them is not one.
+constexpr const char* kRequiredFiles[] = {"config.json", "model.safetensors",
+                                          "optimizer.safetensors", "trainer_state.json",
+                                          "run_config.yaml"};
 
 // checkpoint-STEP directories of `dir`, oldest first.
 std::vector<std::pair<int64_t, fs::path>> checkpoints(const fs::path& dir) {
@@ -29,6 +37,32 @@ std::vector<std::pair<int64_t, fs::path>> checkpoints(const fs::path& dir) {
   return out;
 }
 
+// Renames `path` out of the checkpoints' namespace, then deletes it: a kill in the middle of the
+// deletion leaves a .trash- directory that no resume mistakes for a checkpoint, and that the
+// next checkpoint's write removes.
+void delete_checkpoint(const fs::path& path) {
+  const fs::path trash = path.parent_path() / (kTrashPrefix + path.filename().string());
+  fs::remove_all(trash);
+  fs::rename(path, trash);
+  io::fsync_path(path.parent_path().string());
+  fs::remove_all(trash);
+}
+
+// Records every file of the filled temporary directory with its size, after fsyncing each.
+// Written last, so that its presence says the rest was written whole.
+void write_manifest(const fs::path& tmp, int64_t step) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const auto& entry : fs::directory_iterator(tmp)) {
+    HEED_CHECK(entry.is_regular_file(), "{}: a checkpoint holds files only", entry.path().string());
+    io::fsync_path(entry.path().string());
+    files[entry.path().filename().string()] = entry.file_size();
+  }
+  for (const char* name : kRequiredFiles) {
+    HEED_CHECK(files.contains(name), "{}: the checkpoint's writer left out {}", tmp.string(), name);
+  }
+  io::write_json_file((tmp / kManifest).string(), {{"step", step}, {"files", files}});
+}
+
 }  // namespace
 
 std::vector<std::string> earlier_run_files(const std::string& output_dir) {
@@ -38,7 +72,8 @@ std::vector<std::string> earlier_run_files(const std::string& output_dir) {
     const std::string name = entry.path().filename().string();
     const bool checkpoint =
         entry.is_directory() &&
-        (name.rfind(kPrefix, 0) == 0 || name.rfind(std::string(".tmp-") + kPrefix, 0) == 0);
+        (name.rfind(kPrefix, 0) == 0 || name.rfind(std::string(kTmpPrefix) + kPrefix, 0) == 0 ||
+         name.rfind(std::string(kTrashPrefix) + kPrefix, 0) == 0);
     if (checkpoint || name == "metrics.jsonl" || name == "final_metrics.json") out.push_back(name);
   }
   std::sort(out.begin(), out.end());
@@ -54,8 +89,49 @@ nlohmann::json data_order(const RunConfig& c) {
           {"data.max_train_samples", c.data.max_train_samples.value_or(0)}};
 }
 
+void remove_unfinished_checkpoints(const std::string& output_dir) {
+  if (!fs::is_directory(output_dir)) return;
+  for (const auto& entry : fs::directory_iterator(output_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(std::string(kTmpPrefix) + kPrefix, 0) == 0 ||
+        name.rfind(std::string(kTrashPrefix) + kPrefix, 0) == 0) {
+      fs::remove_all(entry.path());
+    }
+  }
+}
+
 std::string checkpoint_path(const std::string& output_dir, int64_t step) {
   return (fs::path(output_dir) / (kPrefix + std::to_string(step))).string();
+}
+
+std::optional<std::string> checkpoint_problem(const std::string& dir) {
+  const fs::path d(dir);
+  if (!fs::exists(d / kManifest)) {
+    // Written before checkpoints had a manifest: complete if its files are there and not empty.
+    for (const char* name : kRequiredFiles) {
+      std::error_code ec;
+      if (fs::file_size(d / name, ec) == 0 || ec) {
+        return fmt::format("{} is missing or empty (and it has no {})", name, kManifest);
+      }
+    }
+    return std::nullopt;
+  }
+  nlohmann::json manifest;
+  try {
+    manifest = io::read_json_file((d / kManifest).string());
+    for (const auto& [name, size] : manifest.at("files").items()) {
+      std::error_code ec;
+      const uintmax_t actual = fs::file_size(d / name, ec);
+      if (ec) return fmt::format("{} is missing", name);
+      if (actual != size.get<uintmax_t>()) {
+        return fmt::format("{} has {} bytes, {} when it was written", name, actual,
+                           size.get<uintmax_t>());
+      }
+    }
+  } catch (const std::exception& e) {
+    return fmt::format("{} is unreadable: {}", kManifest, e.what());
+  }
+  return std::nullopt;
 }
 
 std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_t keep_last,
@@ -63,28 +139,43 @@ std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_
                              std::optional<int64_t> also_keep) {
   const fs::path dir(output_dir);
   fs::create_directories(dir);
+  remove_unfinished_checkpoints(output_dir);
   const fs::path final_path = checkpoint_path(output_dir, step);
-  const fs::path tmp = dir / (".tmp-" + std::string(kPrefix) + std::to_string(step));
+  const fs::path tmp = dir / (kTmpPrefix + std::string(kPrefix) + std::to_string(step));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  write_files(tmp.string());
-  for (const auto& entry : fs::directory_iterator(tmp)) io::fsync_path(entry.path().string());
-  io::fsync_path(tmp.string());
+  try {
+    write_files(tmp.string());
+    write_manifest(tmp, step);
+    io::fsync_path(tmp.string());
+  } catch (...) {
+    std::error_code ignored;  // freeing the space is all that is left to do; the error stands
+    fs::remove_all(tmp, ignored);
+    throw;
+  }
   // A checkpoint of this step from an earlier, interrupted run is replaced.
-  if (fs::exists(final_path)) fs::remove_all(final_path);
+  if (fs::exists(final_path)) delete_checkpoint(final_path);
   fs::rename(tmp, final_path);
   io::fsync_path(dir.string());
+  // The older checkpoints go only once this one is known to be whole.
+  if (std::optional<std::string> problem = checkpoint_problem(final_path.string())) {
+    fail("{}: incomplete after writing: {}", final_path.string(), *problem);
+  }
   auto all = checkpoints(dir);
   for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) {
-    if (all[i].first != also_keep) fs::remove_all(all[i].second);
+    if (all[i].first != also_keep) delete_checkpoint(all[i].second);
   }
   return final_path.string();
 }
 
-std::optional<std::string> latest_checkpoint(const std::string& output_dir) {
+std::optional<std::string> latest_checkpoint(
+    const std::string& output_dir, const std::function<void(const std::string&)>& on_skipped) {
   auto all = checkpoints(output_dir);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if (fs::exists(it->second / "trainer_state.json")) return it->second.string();
+    const std::optional<std::string> problem = checkpoint_problem(it->second.string());
+    if (!problem) return it->second.string();
+    if (on_skipped)
+      on_skipped(fmt::format("{}: incomplete ({}); skipped", it->second.string(), *problem));
   }
   return std::nullopt;
 }

@@ -3,8 +3,10 @@
 // (config.json, model.safetensors, the tokenizer files) plus what resuming needs to continue
 // bit for bit: optimizer.safetensors, trainer_state.json (step, schedule, dropout RNG, loader
 // position) and the resolved run_config.yaml. A checkpoint is written into a temporary
-// directory, every file fsynced, then renamed into place, so a crash at any moment leaves
-// the previous checkpoint whole.
+// directory, every file checked and fsynced, its manifest.json (each file's size) written
+// last, then renamed into place; older checkpoints are deleted only after the new one is
+// verified against its manifest. So a crash or a full disk at any moment leaves the previous
+// checkpoint whole, and resuming never takes a partial checkpoint for a whole one.
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -28,11 +30,21 @@ std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_
 // different rest of the epoch, so it is refused.
 nlohmann::json data_order(const RunConfig& config);
 
+// Removes what an interrupted run left half done: checkpoints it was writing or deleting.
+void remove_unfinished_checkpoints(const std::string& output_dir);
+
 // output_dir/checkpoint-`step`.
 std::string checkpoint_path(const std::string& output_dir, int64_t step);
 
-// The newest complete checkpoint directory in `output_dir`, if any.
-std::optional<std::string> latest_checkpoint(const std::string& output_dir);
+// Why `dir` is not a complete checkpoint (a file missing, or of another size than its
+// manifest.json recorded), or nullopt when it is one.
+std::optional<std::string> checkpoint_problem(const std::string& dir);
+
+// The newest complete checkpoint directory in `output_dir`, if any; each newer, incomplete one
+// is passed to `on_skipped` with the reason.
+std::optional<std::string> latest_checkpoint(
+    const std::string& output_dir,
+    const std::function<void(const std::string&)>& on_skipped = nullptr);
 
 // What an earlier run left in `output_dir` that a new run would mix with its own: the
 // checkpoint directories (complete or not), metrics.jsonl and final_metrics.json. Names

@@ -4,10 +4,14 @@
 // configs exit with 2 and one line.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "io/directory_lock.h"
 #include "train/run_train.h"
 
 namespace fs = std::filesystem;
@@ -385,6 +389,67 @@ TEST(EndToEnd, BadConfigsExitWith2AndOneLine) {
   expect_config_error("model: {arch: bert}\n" + std::string(kGoodTail), "task");
 }
 
+TEST(EndToEnd, AbsurdThreadCountsAreRefused) {
+  expect_config_error(
+      "task: mlm\nmodel: {arch: bert}\ndata: {train: tests/tiny_data/lm_train.txt}\n"
+      "tokenizer: {vocab_size: 100}\ntrain: {max_steps: 5, output_dir: /tmp/x, threads: 100000}\n",
+      "bad.yaml:5: train.threads: must be at most 1024, got 100000");
+}
+
+TEST(EndToEnd, AModelBiggerThanTheMachineIsRefusedBeforeItIsBuilt) {
+  const std::string out = fresh_dir("too_big");
+  // About 6.4 billion parameters: more than 100 GB with gradients and AdamW's moments.
+  Outcome o = run_train(mlm_args(out,
+                                 "--set model.hidden_size=16384 "
+                                 "--set model.intermediate_size=65536"));
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("configs/tiny/bert_mlm.yaml:3: model: the run needs about "),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("more than this machine's"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("or set train.check_memory: false to try anyway"), std::string::npos)
+      << o.output;
+  EXPECT_FALSE(fs::exists(fs::path(out) / "metrics.jsonl"));
+  // A run that fits says what it will hold.
+  o = run_train(mlm_args(out, "--set train.max_steps=2 --set schedule.warmup_steps=1"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("memory: about "), std::string::npos) << o.output;
+}
+
+TEST(EndToEnd, ASecondRunIntoADirectoryInUseStopsWithExit2) {
+  const std::string out = fresh_dir("locked");
+  fs::create_directories(out);
+  std::string holder;
+  const std::optional<heed::io::DirectoryLock> lock =
+      heed::io::DirectoryLock::try_lock(out, &holder);
+  ASSERT_TRUE(lock.has_value());
+  const Outcome o =
+      run_train(mlm_args(out, "--set train.max_steps=2 --set schedule.warmup_steps=1"));
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("train.output_dir: '" + out + "' is in use by process " +
+                          std::to_string(::getpid()) + ", another run writing there"),
+            std::string::npos)
+      << o.output;
+  EXPECT_FALSE(fs::exists(fs::path(out) / "metrics.jsonl"));
+}
+
+TEST(EndToEnd, AnMlmBatchThatDrewNoMaskIsSkippedNotANan) {
+  // At a masking rate of 0.1%, most batches of the tiny corpus draw no mask at all.
+  const std::string out = fresh_dir("no_mask");
+  const Outcome o = run_train(mlm_args(out,
+                                       "--set data.mlm_probability=0.001 --set train.max_steps=5 "
+                                       "--set schedule.warmup_steps=1 --set logging.every_steps=1 "
+                                       "--set eval.every_steps=0 --set train.eval_at_end=false"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("1 micro-batch without a labelled position (no target token); skipped, "
+                          "no update"),
+            std::string::npos)
+      << o.output;
+  const auto l = losses(out);
+  ASSERT_EQ(l.size(), 5u);
+  for (const auto& [step, loss] : l) EXPECT_TRUE(std::isfinite(loss)) << "step " << step;
+}
+
 TEST(EndToEnd, ANonFiniteLossStopsTheRunWithExitCode1) {
   // An absurd learning rate without clipping blows the weights up within a couple of steps.
   const std::string out = fresh_dir("nan");
@@ -393,6 +458,9 @@ TEST(EndToEnd, ANonFiniteLossStopsTheRunWithExitCode1) {
                                  "--set train.max_grad_norm=0.0 --set schedule.warmup_steps=0"));
   EXPECT_EQ(o.exit_code, 1) << o.output;
   EXPECT_NE(o.output.find("stopping: the loss is"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("no checkpoint was written yet; --resume starts from step 0"),
+            std::string::npos)
+      << o.output;
   EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint-200"));
 }
 

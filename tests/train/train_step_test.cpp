@@ -2,6 +2,7 @@
 // trained with bf16 matrix products follows the f32 run's loss curve.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/generator.h"
@@ -86,4 +87,48 @@ TEST(TrainStep, Bf16FollowsTheF32LossCurve) {
   EXPECT_NEAR(tail_mean(bf16), tail_mean(f32), 0.15 * tail_mean(f32));
   EXPECT_LT(tail_mean(f32), 0.25 * f32.front());
   EXPECT_LT(tail_mean(bf16), 0.25 * bf16.front());
+}
+
+TEST(TrainStep, AMicroBatchWithoutTargetsIsSkippedAndAStepOfOnlySuchMakesNoUpdate) {
+  nn::BertConfig c{.vocab_size = 40,
+                   .hidden_size = 16,
+                   .num_hidden_layers = 1,
+                   .num_attention_heads = 2,
+                   .intermediate_size = 32,
+                   .hidden_dropout_prob = 0.0,
+                   .attention_probs_dropout_prob = 0.0,
+                   .max_position_embeddings = 16};
+  nn::BertForMaskedLM model(c, 7);
+  auto optimizer = train::make_optimizer({.lr = 1e-2}, model);
+  const train::TrainingTask& mlm = train::task_for(train::Task::kMlm);
+  data::Batch with = counting_batches(1, 4, 8, c.vocab_size).front();
+  ASSERT_GT(with.num_target_tokens, 0);
+  data::Batch without = with;
+  std::ranges::replace_if(
+      without.labels, [](int64_t) { return true; }, -100);
+  without.num_target_tokens = 0;
+
+  // Without targets the loss is 0/0; the step reads the batch and changes nothing.
+  const Tensor before = model.parameters().front().clone();
+  train::StepOutcome none = train::train_step(mlm, model, *optimizer, [&] { return without; }, {});
+  EXPECT_FALSE(none.updated);
+  EXPECT_FALSE(none.nonfinite_loss.has_value());
+  EXPECT_EQ(none.skipped_micro_batches, 1);
+  EXPECT_EQ(none.tokens, 32);
+  EXPECT_EQ(model.parameters().front().to_vector<float>(), before.to_vector<float>());
+
+  // Accumulating an empty micro-batch with a full one is the full one's step alone.
+  nn::BertForMaskedLM twin(c, 7);
+  auto twin_optimizer = train::make_optimizer({.lr = 1e-2}, twin);
+  int calls = 0;
+  train::StepOutcome mixed =
+      train::train_step(mlm, model, *optimizer, [&] { return calls++ == 0 ? without : with; },
+                        {.grad_accum_steps = 2});
+  train::StepOutcome alone =
+      train::train_step(mlm, twin, *twin_optimizer, [&] { return with; }, {});
+  EXPECT_TRUE(mixed.updated);
+  EXPECT_EQ(mixed.skipped_micro_batches, 1);
+  EXPECT_DOUBLE_EQ(mixed.loss, alone.loss);
+  EXPECT_EQ(model.parameters().front().to_vector<float>(),
+            twin.parameters().front().to_vector<float>());
 }

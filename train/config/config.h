@@ -143,6 +143,7 @@ struct TrainConfig {
   bool overwrite_output_dir = false;  // a fresh run may replace an earlier run's files
   bool eval_at_end = true;            // when data.valid (and data.test) are given
   DType dtype = DType::f32;           // f32 or bf16 (bf16 matmul inputs, f32 accumulation)
+  bool check_memory = true;           // refuse a run whose estimated memory exceeds the machine's
 };
 
 struct EvalConfig {

@@ -173,6 +173,7 @@ void visit_config(V& v, C& c) {
     v.field("overwrite_output_dir", t.overwrite_output_dir);
     v.field("eval_at_end", t.eval_at_end);
     v.field("dtype", t.dtype);
+    v.field("check_memory", t.check_memory);
   });
   v.section("eval", [&] {
     v.field("every_steps", c.eval.every_steps);

@@ -217,6 +217,10 @@ void check_training(Checker& c, const RunConfig& config) {
   c.unit_interval("train.label_smoothing", t.label_smoothing);
   c.at_least("train.seed", t.seed, 0);
   c.at_least("train.threads", t.threads, 0);
+  // Far beyond any CPU this runs on; libgomp crashes when asked for a hundred thousand.
+  constexpr int64_t kMaxThreads = 1024;
+  c.check(t.threads <= kMaxThreads, "train.threads", "must be at most {}, got {}", kMaxThreads,
+          t.threads);
   c.check(!t.output_dir.empty(), "train.output_dir", "must not be empty");
 
   const int64_t warmup = config.schedule.warmup_steps;

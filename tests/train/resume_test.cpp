@@ -1,0 +1,100 @@
+// What `--resume` takes from a changed config and what it refuses, and that it never takes an
+// incomplete checkpoint for a complete one.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "train/run_train.h"
+
+namespace fs = std::filesystem;
+using namespace heed::testing;
+
+namespace {
+
+// Four steps with a checkpoint every two, each step's loss and learning rate logged.
+std::string four_steps(const std::string& out, const std::string& extra = "") {
+  return "--config configs/tiny/bert_mlm.yaml --set train.output_dir=" + out +
+         " --set tokenizer.vocab=" + out +
+         "/vocab.txt --set train.max_steps=4 --set schedule.warmup_steps=1 "
+         "--set checkpoint.every_steps=2 --set logging.every_steps=1 --set eval.every_steps=0 " +
+         extra;
+}
+
+// The learning rate metrics.jsonl logged for `step`.
+double logged_lr(const std::string& dir, int64_t step) {
+  std::ifstream in(dir + "/metrics.jsonl");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.value("step", int64_t{-1}) == step && j.contains("lr")) return j["lr"];
+  }
+  ADD_FAILURE() << "no lr logged for step " << step;
+  return 0;
+}
+
+}  // namespace
+
+TEST(Resume, ANewLearningRateAppliesFromThereOnAndTheCheckpointsRecordIt) {
+  const std::string out = fresh_dir("resume_new_lr");
+  ASSERT_EQ(run_train(four_steps(out)).exit_code, 0);
+  const Outcome o =
+      run_train(four_steps(out, "--set train.max_steps=6 --set optim.lr=1.0e-3 --resume"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("resume: changed since " + out +
+                          "/checkpoint-4: optim.lr 0.005 -> 0.001, train.max_steps 4 -> 6"),
+            std::string::npos)
+      << o.output;
+  // Linear decay over 6 steps after 1 of warmup, from the new rate: step 5 runs at
+  // 1e-3 * (6 - 4) / (6 - 1).
+  EXPECT_NEAR(logged_lr(out, 5), 1e-3 * 2 / 5, 1e-15);
+  const std::string recorded = file_bytes(out + "/checkpoint-6/run_config.yaml");
+  EXPECT_NE(recorded.find("  lr: 0.001\n"), std::string::npos) << recorded;
+  EXPECT_NE(recorded.find("  max_steps: 6\n"), std::string::npos) << recorded;
+}
+
+TEST(Resume, AChangeToWhatTheModelLearntFromStopsBeforeAnyWork) {
+  const std::string out = fresh_dir("resume_refused");
+  ASSERT_EQ(run_train(four_steps(out)).exit_code, 0);
+  const std::string metrics = file_bytes(out + "/metrics.jsonl");
+  for (const auto& [set, message] :
+       {std::pair{"data.max_seq_length=16", "data.max_seq_length: is 16 but was 32 in "},
+        std::pair{"model.intermediate_size=64", "model.intermediate_size: is 64 but was 128 in "},
+        std::pair{"optim.weight_decay=0.1", "optim.weight_decay: is 0.1 but was 0.01 in "}}) {
+    const Outcome o =
+        run_train(four_steps(out, std::string("--set train.max_steps=6 --resume --set ") + set));
+    EXPECT_EQ(o.exit_code, 2) << o.output;
+    EXPECT_NE(o.output.find(std::string("--set ") + set + ": " + message + out +
+                            "/checkpoint-4/run_config.yaml; it shaped what the run has learnt"),
+              std::string::npos)
+        << o.output;
+    EXPECT_EQ(file_bytes(out + "/metrics.jsonl"), metrics);
+  }
+}
+
+TEST(Resume, AnIncompleteNewestCheckpointIsSkippedWithItsReason) {
+  const std::string out = fresh_dir("resume_incomplete");
+  ASSERT_EQ(run_train(four_steps(out)).exit_code, 0);
+  const auto whole = losses(out);
+  // As a deletion cut short leaves it: trainer_state.json is there, the weights are not.
+  fs::remove(fs::path(out) / "checkpoint-4" / "model.safetensors");
+  Outcome o = run_train(four_steps(out, "--resume"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find(out + "/checkpoint-4: incomplete (model.safetensors is missing); "
+                                "skipped"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("resumed from " + out + "/checkpoint-2 at step 2"), std::string::npos)
+      << o.output;
+  EXPECT_EQ(losses(out), whole);
+
+  // A file cut short is caught by its size.
+  fs::resize_file(fs::path(out) / "checkpoint-4" / "optimizer.safetensors", 100);
+  o = run_train(four_steps(out, "--set train.max_steps=6 --resume"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("checkpoint-4: incomplete (optimizer.safetensors has 100 bytes, "),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("resumed from " + out + "/checkpoint-2 at step 2"), std::string::npos)
+      << o.output;
+}

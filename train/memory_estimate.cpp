@@ -1,0 +1,136 @@
+#include "train/memory_estimate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "train/tasks/model_configs.h"
+
+namespace heed::train {
+namespace {
+
+// One Transformer layer: the four attention projections, the feed-forward pair, two LayerNorms.
+double layer_parameters(double hidden, double ffn) {
+  return 4 * (hidden * hidden + hidden) + 2 * hidden * ffn + ffn + hidden + 4 * hidden;
+}
+
+// Floats one layer keeps per token for its backward: inputs of the projections and of the
+// LayerNorms, the feed-forward's inner activations before and after GELU, the dropout masks,
+// and a row of attention probabilities (and their dropout mask) per head.
+double layer_activations_per_token(double hidden, double ffn, double heads, double keys) {
+  return 12 * hidden + 3 * ffn + 2 * heads * keys;
+}
+
+struct Shape {
+  double parameters = 0, activations = 0;  // activations in floats, for the whole micro-batch
+};
+
+Shape bert_shape(const RunConfig& c, const TaskData& d) {
+  const nn::BertConfig m = bert_config(c, d);
+  const double h = m.hidden_size, ffn = m.intermediate_size, layers = m.num_hidden_layers;
+  const double tokens = static_cast<double>(c.train.batch_size) * c.data.max_seq_length;
+  Shape s;
+  s.parameters = (m.vocab_size + m.max_position_embeddings + m.type_vocab_size) * h + 2 * h +
+                 layers * layer_parameters(h, ffn) + h * h + 3 * h + m.vocab_size;
+  s.activations = layers * tokens *
+                  layer_activations_per_token(h, ffn, m.num_attention_heads, c.data.max_seq_length);
+  // The masked-LM head's logits and their gradient, at the masked positions only.
+  if (c.task == Task::kMlm) s.activations += 2 * tokens * c.data.mlm_probability * m.vocab_size;
+  return s;
+}
+
+Shape gpt_shape(const RunConfig& c, const TaskData& d) {
+  const nn::GPT2Config m = gpt2_config(c, d);
+  const double h = m.n_embd, ffn = m.inner_size(), layers = m.n_layer;
+  const double tokens = static_cast<double>(c.train.batch_size) * c.data.max_seq_length;
+  Shape s;
+  s.parameters = (m.vocab_size + m.n_positions) * h + 2 * h + layers * layer_parameters(h, ffn);
+  s.activations =
+      layers * tokens * layer_activations_per_token(h, ffn, m.n_head, c.data.max_seq_length) +
+      2 * tokens * m.vocab_size;  // logits at every position and their gradient
+  return s;
+}
+
+Shape bart_shape(const RunConfig& c, const TaskData& d) {
+  const nn::BartConfig m = bart_config(c, d);
+  const double h = m.d_model;
+  const double source = static_cast<double>(c.train.batch_size) * c.data.max_source_length;
+  const double target = static_cast<double>(c.train.batch_size) * c.data.max_target_length;
+  Shape s;
+  // Shared embeddings, two position tables, the encoder's layers, and the decoder's, each with
+  // a cross-attention block besides.
+  s.parameters =
+      (m.vocab_size + 2 * m.max_position_embeddings) * h + 4 * h +
+      m.encoder_layers * layer_parameters(h, m.encoder_ffn_dim) +
+      m.decoder_layers * (layer_parameters(h, m.decoder_ffn_dim) + layer_parameters(h, 0) - h) +
+      m.vocab_size;
+  s.activations =
+      m.encoder_layers * source *
+          layer_activations_per_token(h, m.encoder_ffn_dim, m.encoder_attention_heads,
+                                      c.data.max_source_length) +
+      m.decoder_layers * target *
+          (layer_activations_per_token(h, m.decoder_ffn_dim, m.decoder_attention_heads,
+                                       c.data.max_target_length) +
+           layer_activations_per_token(h, 0, m.decoder_attention_heads, c.data.max_source_length)) +
+      2 * target * m.vocab_size;
+  return s;
+}
+
+std::optional<double> read_number(const std::string& path, const std::string& after) {
+  std::ifstream in(path);
+  std::string word;
+  while (in >> word) {
+    if (after.empty() || word == after) {
+      if (!after.empty() && !(in >> word)) return std::nullopt;
+      try {
+        return std::stod(word);
+      } catch (const std::exception&) {
+        return std::nullopt;  // "max": no limit
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d) {
+  Shape s;
+  switch (c.model.arch) {
+    case Arch::kBert:
+      s = bert_shape(c, d);
+      break;
+    case Arch::kGpt2:
+      s = gpt_shape(c, d);
+      break;
+    case Arch::kBart:
+      s = bart_shape(c, d);
+      break;
+  }
+  // f32 weights and gradients; AdamW's two moments (SGD's one); a bf16 copy of each weight
+  // when the products run in bf16.
+  const double state = c.optim.name == OptimizerName::kAdamW ? 8 : 4;
+  const double copy = c.train.dtype == DType::bf16 ? 2 : 0;
+  return {.parameters = s.parameters,
+          .parameter_bytes = s.parameters * (4 + 4 + state + copy),
+          .activation_bytes = 4 * s.activations};
+}
+
+std::optional<double> available_memory_bytes() {
+  std::optional<double> kib = read_number("/proc/meminfo", "MemTotal:");
+  std::optional<double> bytes;
+  if (kib) bytes = *kib * 1024;
+  if (std::optional<double> limit = read_number("/sys/fs/cgroup/memory.max", "")) {
+    bytes = bytes ? std::min(*bytes, *limit) : *limit;
+  }
+  return bytes;
+}
+
+std::string format_bytes(double bytes) {
+  if (bytes >= 1e9) return fmt::format("{:.2f} GB", bytes / 1e9);
+  return fmt::format("{:.0f} MB", bytes / 1e6);
+}
+
+}  // namespace heed::train

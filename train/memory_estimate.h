@@ -1,0 +1,31 @@
+#pragma once
+// What a run will hold in memory, estimated from its config before the model is built: the
+// parameters with their gradients and optimizer state, and the activations that one
+// micro-batch's forward keeps for its backward. A run that cannot fit is refused before it
+// spends minutes and is killed by the kernel without a word.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "train/config/config.h"
+#include "train/tasks/task_data.h"
+
+namespace heed::train {
+
+struct MemoryEstimate {
+  double parameters = 0;        // count
+  double parameter_bytes = 0;   // weights, gradients, optimizer state (and bf16 copies)
+  double activation_bytes = 0;  // saved for backward by one micro-batch, logits included
+  double total() const { return parameter_bytes + activation_bytes; }
+};
+
+MemoryEstimate estimate_memory(const RunConfig& config, const TaskData& data);
+
+// The memory this process may use: the machine's, or its cgroup's limit when lower; nullopt
+// when neither can be read.
+std::optional<double> available_memory_bytes();
+
+// "1.23 GB"
+std::string format_bytes(double bytes);
+
+}  // namespace heed::train
