@@ -88,7 +88,13 @@ CharTokenizer CharTokenizer::load(const std::string& path) {
     tokens.push_back(t.get<std::string>());
   }
   HEED_CHECK(!tokens.empty(), "{}: key 'tokens' is empty", path);
-  return CharTokenizer(Vocab(std::move(tokens)), unit, target_unit);
+  Vocab vocab;
+  try {
+    vocab = Vocab(std::move(tokens));
+  } catch (const Error& e) {
+    fail("{}: key 'tokens': {}", path, e.what());
+  }
+  return CharTokenizer(std::move(vocab), unit, target_unit);
 }
 
 void CharTokenizer::save(const std::string& path) const {

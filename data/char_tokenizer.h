@@ -31,8 +31,9 @@ class CharTokenizer {
   static CharTokenizer build_pair(const std::vector<std::string>& sources, Unit unit,
                                   const std::vector<std::string>& targets, Unit target_unit,
                                   int min_count = 1);
-  // The JSON file written by save(): {"unit": "character"|"whitespace", "tokens": [...]},
-  // plus "target_unit" when it differs from "unit".
+  // The JSON file written by save() (atomically): {"unit": "character"|"whitespace",
+  // "tokens": [...]}, plus "target_unit" when it differs from "unit". A token listed twice
+  // throws.
   static CharTokenizer load(const std::string& path);
   void save(const std::string& path) const;
 

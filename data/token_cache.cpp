@@ -15,6 +15,7 @@
 #include "autograd/error.h"
 #include "data/fingerprint.h"
 #include "data/wordpiece.h"
+#include "io/atomic_file.h"
 
 namespace heed::data {
 namespace {
@@ -148,27 +149,19 @@ TokenCache TokenCache::build(const std::string& corpus_path, const std::string& 
   h.num_tokens = ids.size();
   h.num_documents = doc_offsets.size() - 1;
 
-  const std::string tmp = cache_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    HEED_CHECK(out.good(), "{}: cannot write token cache", tmp);
-    out.write(reinterpret_cast<const char*>(&h), sizeof h);
-    out.write(reinterpret_cast<const char*>(doc_offsets.data()),
-              static_cast<std::streamsize>(doc_offsets.size() * 8));
-    if (h.id_bytes == 2) {
-      std::vector<uint16_t> narrow(ids.begin(), ids.end());
-      out.write(reinterpret_cast<const char*>(narrow.data()),
-                static_cast<std::streamsize>(narrow.size() * 2));
-    } else {
-      out.write(reinterpret_cast<const char*>(ids.data()),
-                static_cast<std::streamsize>(ids.size() * 4));
-    }
-    out.flush();
-    HEED_CHECK(out.good(), "{}: write failed", tmp);
+  // Written under a temporary name and renamed into place: every write, the fsync and the
+  // close are checked, and on any failure (a full disk) the temporary file is removed, so no
+  // truncated cache is left for the next run.
+  io::AtomicFile out(cache_path);
+  out.write(&h, sizeof h);
+  out.write(doc_offsets.data(), doc_offsets.size() * 8);
+  if (h.id_bytes == 2) {
+    const std::vector<uint16_t> narrow(ids.begin(), ids.end());
+    out.write(narrow.data(), narrow.size() * 2);
+  } else {
+    out.write(ids.data(), ids.size() * 4);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, cache_path, ec);
-  HEED_CHECK(!ec, "{}: cannot rename to {}: {}", tmp, cache_path, ec.message());
+  out.commit();
   return open(cache_path, corpus_path, tokenizer);
 }
 

@@ -18,13 +18,14 @@ struct StringHash {
 class Vocab {
  public:
   Vocab() = default;
+  // Throws when `tokens` is empty or lists a token twice.
   explicit Vocab(std::vector<std::string> tokens);
 
   // Reads vocab.txt. Line ends ("\n" or "\r\n") are stripped, nothing else: a token may be
-  // any string, as in transformers' load_vocab. A token listed twice keeps its last id, as
-  // in Python's dict. A missing file, an empty vocabulary or invalid UTF-8 throws, naming the
-  // file (and line).
+  // any string, as in transformers' load_vocab. A missing file, a directory, an empty
+  // vocabulary, invalid UTF-8 or a token listed twice throws, naming the file (and line).
   static Vocab load(const std::string& path);
+  // Writes vocab.txt atomically (io/atomic_file.h): a failed write leaves the old file.
   void save(const std::string& path) const;
 
   std::optional<int32_t> find(std::string_view token) const {

@@ -1,10 +1,14 @@
 #pragma once
 // Helpers shared by the data tests: scratch files in a per-test temporary directory.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace heed::data::testing {
 
@@ -34,5 +38,38 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+
+// While it lives, a write that would take a file of this process past `bytes` fails with
+// EFBIG, as a full disk fails a write with ENOSPC: the failure paths of file writers run for
+// real. (SIGXFSZ, which would end the process, is ignored meanwhile.)
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    getrlimit(RLIMIT_FSIZE, &saved_);
+    previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = saved_;
+    limit.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, previous_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+  void (*previous_handler_)(int) = SIG_DFL;
+};
+
+// The names of the entries of a directory, sorted.
+inline std::vector<std::string> entries_of(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 }  // namespace heed::data::testing

@@ -119,6 +119,25 @@ TEST(TokenCache, CorruptFilesAreClearErrors) {
             std::string::npos);
 }
 
+// A cache whose write fails (a full disk) leaves nothing behind, neither a truncated cache
+// nor its temporary file; the next build, with room, writes it.
+TEST(TokenCache, AFailedWriteLeavesNoFile) {
+  ScratchDir dir;
+  auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "The quick brown fox jumps over the lazy dog.\n\n";
+  const std::string corpus = dir.write("corpus.txt", text);
+  const std::string cache_path = dir.file("corpus.cache");
+  {
+    testing::FileSizeLimit limit(4096);
+    EXPECT_NE(error_of([&] { TokenCache::build(corpus, cache_path, tok); }).find("write failed"),
+              std::string::npos);
+  }
+  EXPECT_EQ(testing::entries_of(dir.file("")), std::vector<std::string>{"corpus.txt"});
+  TokenCache cache = TokenCache::build(corpus, cache_path, tok);
+  EXPECT_EQ(cache.num_documents(), 200u);
+}
+
 TEST(TokenCache, InvalidUtf8InCorpusNamesTheLine) {
   ScratchDir dir;
   auto tok = WordPieceTokenizer::from_file(golden_path("vocab.txt"));

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/error.h"
+#include "data/char_tokenizer.h"
 #include "tests/data/test_util.h"
 
 namespace heed::data {
@@ -174,14 +175,62 @@ TEST(Vocab, BadFilesGiveClearErrors) {
             std::string::npos);
 }
 
-TEST(Vocab, CrlfAndDuplicatesFollowTransformers) {
+TEST(Vocab, CrlfIsStrippedAsTransformersDoes) {
   ScratchDir dir;
-  std::string path = dir.write("v.txt", "[UNK]\r\nhello\r\nworld \nhello\n");
+  std::string path = dir.write("v.txt", "[UNK]\r\nhello\r\nworld \nhello \n");
   auto v = Vocab::load(path);
   EXPECT_EQ(v.size(), 4);
   EXPECT_EQ(v.token(2), "world ");  // only the line end is stripped
-  EXPECT_EQ(*v.find("hello"), 3);   // the last duplicate wins, as in Python's dict
+  EXPECT_EQ(*v.find("hello"), 1);
+  EXPECT_EQ(*v.find("hello "), 3);
   EXPECT_THROW(v.token(4), Error);
+}
+
+// A token listed twice would have two ids, one of them never produced: a corrupt or
+// hand-edited file, refused with the line of each.
+TEST(Vocab, DuplicateTokensAreRefusedNamingTheFileAndLines) {
+  ScratchDir dir;
+  const std::string path = dir.write("v.txt", "[UNK]\r\nhello\r\nworld\nhello\n");
+  EXPECT_EQ(error_of([&] { Vocab::load(path); }),
+            path + ":4: the token 'hello' is listed twice (first at line 2)");
+  EXPECT_EQ(error_of([&] {
+              Vocab(std::vector<std::string>{"[UNK]", "a", "b", "a"});
+            }),
+            "vocabulary lists the token 'a' twice (ids 1 and 3)");
+  // A character tokenizer's file too.
+  const std::string chars = dir.write(
+      "chars.json",
+      R"({"unit": "character", "tokens": ["[PAD]", "[UNK]", "[BOS]", "[EOS]", "a", "a"]})");
+  EXPECT_EQ(error_of([&] { CharTokenizer::load(chars); }),
+            chars + ": key 'tokens': vocabulary lists the token 'a' twice (ids 4 and 5)");
+}
+
+TEST(Vocab, ADirectoryIsNotAVocabularyFile) {
+  ScratchDir dir;
+  EXPECT_EQ(error_of([&] { Vocab::load(dir.file("")); }),
+            dir.file("") + ": is a directory, not a vocabulary file (one token per line)");
+}
+
+// A vocabulary whose write fails (a full disk) leaves the file as it was, or no file: never a
+// truncated one that every later run would load.
+TEST(Vocab, AFailedSaveLeavesTheOldFileOrNone) {
+  ScratchDir dir;
+  const Vocab old_vocab(std::vector<std::string>{"[PAD]", "[UNK]", "old"});
+  old_vocab.save(dir.file("vocab.txt"));
+  std::vector<std::string> tokens = {"[PAD]", "[UNK]"};
+  for (int i = 0; i < 2000; ++i) tokens.push_back("token" + std::to_string(i));
+  const Vocab big(tokens);
+  {
+    testing::FileSizeLimit limit(1000);
+    EXPECT_NE(error_of([&] { big.save(dir.file("vocab.txt")); }).find("write failed"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { big.save(dir.file("new_vocab.txt")); }).find("write failed"),
+              std::string::npos);
+  }
+  EXPECT_EQ(Vocab::load(dir.file("vocab.txt")).tokens(), old_vocab.tokens());
+  EXPECT_EQ(testing::entries_of(dir.file("")), std::vector<std::string>{"vocab.txt"});
+  big.save(dir.file("vocab.txt"));  // with room, it is written
+  EXPECT_EQ(Vocab::load(dir.file("vocab.txt")).tokens(), tokens);
 }
 
 TEST(Vocab, SaveLoadRoundTrip) {
