@@ -575,6 +575,89 @@ TEST_F(Config, MalformedYamlGivesTheParserErrorAndLine) {
   EXPECT_EQ(error_of(dir() + "/absent.yaml"), dir() + "/absent.yaml: cannot read the config file");
 }
 
+// `train --config DIR` and a config nested past the parser's limit say what is wrong, not
+// "missing required key 'task'" or yaml-cpp's "bad file".
+TEST_F(Config, ADirectoryOrANestingTooDeepIsNamed) {
+  EXPECT_EQ(error_of(dir()), dir() + ": is a directory, not a YAML config file");
+  try {
+    read_pipeline(dir());  // what the train program reads first
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), dir() + ": is a directory, not a YAML config file");
+  }
+  const std::string flow = "task: mlm\nmodel: " + std::string(600, '[') + std::string(600, ']');
+  EXPECT_EQ(error_in(flow), "2: invalid YAML: nested more than 500 levels deep");
+  std::string block = "task: mlm\n";
+  for (int i = 0; i < 600; ++i) block += std::string(2 * i, ' ') + "k:\n";
+  const std::string message = error_in(block);
+  EXPECT_TRUE(message.ends_with(": invalid YAML: nested more than 500 levels deep")) << message;
+}
+
+// YAML 1.1's merge key: the merged mapping's keys count where the mapping does not set them
+// itself, and of a list of merged mappings the first wins.
+TEST_F(Config, MergeKeysMergeTheAliasedMappings) {
+  const std::string eval = "eval:\n  every_steps: 50\n";
+  const std::string merged = base_with(eval,
+                                       "logging: &every {every_steps: 25}\n"
+                                       "eval:\n"
+                                       "  <<: *every\n"
+                                       "  max_batches: 3\n");
+  RunConfig c = load_run_config(write(merged));
+  EXPECT_EQ(c.eval.every_steps, 25);
+  EXPECT_EQ(c.eval.max_batches, 3);
+  EXPECT_EQ(c.logging.every_steps, 25);
+  // An override changes the merging mapping, not the anchor.
+  c = load_run_config(write(merged), {"eval.every_steps=7"});
+  EXPECT_EQ(c.eval.every_steps, 7);
+  EXPECT_EQ(c.logging.every_steps, 25);
+  // The mapping's own keys win, before or after the merge key.
+  for (const std::string own :
+       {"  every_steps: 10\n  <<: *every\n", "  <<: *every\n  every_steps: 10\n"}) {
+    c = load_run_config(write(base_with(eval, "logging: &every {every_steps: 25}\neval:\n" + own)));
+    EXPECT_EQ(c.eval.every_steps, 10) << own;
+  }
+  // A list of mappings: the first that has a key gives it.
+  const std::string eval_and_checkpoint = eval + "checkpoint: {keep_last: 2}\n";
+  for (const auto& [list, expected] :
+       std::vector<std::pair<std::string, int64_t>>{{"[*a, *b]", 5}, {"[*b, *a]", 40}}) {
+    c = load_run_config(write(base_with(eval_and_checkpoint,
+                                        "logging: &a {every_steps: 5}\n"
+                                        "checkpoint: &b {every_steps: 40}\n"
+                                        "eval:\n"
+                                        "  <<: " +
+                                            list + "\n")));
+    EXPECT_EQ(c.eval.every_steps, expected) << list;
+    EXPECT_EQ(c.checkpoint.every_steps, 40);
+  }
+  // A merge at the top, of an inline mapping: an override of one key of a merged section
+  // keeps its other keys.
+  const std::string optim = "optim:\n  lr: 5.0e-4\n  betas: [0.9, 0.98]\n";
+  c = load_run_config(write(base_with(optim, "<<: {optim: {lr: 5.0e-4, betas: [0.9, 0.98]}}\n")),
+                      {"optim.lr=3e-4"});
+  EXPECT_DOUBLE_EQ(c.optim.lr, 3e-4);
+  EXPECT_DOUBLE_EQ(c.optim.betas[1], 0.98);
+}
+
+// A merged key is checked as any other, at the line its value is written on; a merge key that
+// names no mapping is an error naming it and its line.
+TEST_F(Config, MergeKeyErrorsNameTheLine) {
+  const std::string eval = "eval:\n  every_steps: 50\n";
+  const std::string unknown = error_in(base_with(eval + "checkpoint: {keep_last: 2}\n",
+                                                 "logging: &a {every_steps: 5}\n"  // 27
+                                                 "checkpoint: &b {every_steps: 40, keep_last: "
+                                                 "2}\n"                 // 28
+                                                 "eval:\n"              // 29
+                                                 "  <<: [*a, *b]\n"));  // 30
+  EXPECT_TRUE(unknown.starts_with("28: unknown key 'eval.keep_last'")) << unknown;
+  EXPECT_EQ(error_in(base_with(eval, "eval:\n  <<: 5\n")),
+            "28: '<<' (a YAML merge key) takes a mapping or a list of mappings, as <<: *name, "
+            "got '5'");
+  EXPECT_EQ(error_in(base_with(eval, "logging: &a {every_steps: 5}\neval:\n  <<: *a\n  <<: *a\n")),
+            "30: duplicate key 'eval.<<' (first at line 29)");
+  EXPECT_EQ(error_in(base_with(eval, "eval: &e\n  max_batches: 2\n  <<: *e\n")),
+            "29: '<<' (a YAML merge key) merges a mapping into itself");
+}
+
 TEST_F(Config, OverridesApplyBeforeValidation) {
   const std::string path = write(kBase);
   const RunConfig c = load_run_config(

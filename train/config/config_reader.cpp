@@ -1,9 +1,11 @@
 // YAML -> RunConfig: parse the file, apply the `--set` overrides to the YAML tree, read it
 // through the schema (types, unknown keys, required keys), then validate the values.
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -74,6 +76,45 @@ struct Ctx {
 // Numbers and booleans must be plain scalars: `"32"` in quotes is a string.
 bool is_plain_scalar(const YAML::Node& node) {
   return node.IsScalar() && node.Tag() == "?";
+}
+
+// YAML 1.1's merge key, `<<: *base`: a plain `<<` (a quoted one is an ordinary key).
+bool is_merge_key(const YAML::Node& key) {
+  return is_plain_scalar(key) && key.Scalar() == "<<";
+}
+
+// The mappings a merge key's value names: one mapping, or a list of them, earlier ones first.
+std::vector<YAML::Node> merged_mappings(const YAML::Node& value) {
+  if (value.IsMap()) return {value};
+  std::vector<YAML::Node> maps;
+  if (value.IsSequence()) {
+    for (const YAML::Node& item : value) {
+      if (!item.IsMap()) return {};
+      maps.push_back(item);
+    }
+  }
+  return maps;
+}
+
+// The value `key` has in `map` through its merge keys only (the mapping's own key left aside);
+// an undefined node if none gives it.
+YAML::Node inherited_value(const YAML::Node& map, const std::string& key, int depth = 0) {
+  if (!map.IsMap() || depth > 100) return YAML::Node(YAML::NodeType::Undefined);
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!is_merge_key(it->first)) continue;
+    for (const YAML::Node& source : merged_mappings(it->second)) {
+      for (auto field = source.begin(); field != source.end(); ++field) {
+        if (field->first.IsScalar() && !is_merge_key(field->first) &&
+            field->first.Scalar() == key) {
+          return field->second;
+        }
+      }
+      if (YAML::Node deeper = inherited_value(source, key, depth + 1); deeper.IsDefined()) {
+        return deeper;
+      }
+    }
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
 }
 
 void read(const YAML::Node& node, int64_t& out, const Ctx& ctx) {
@@ -224,19 +265,50 @@ class Reader {
     }
   };
 
-  std::vector<Entry> entries_of(const YAML::Node& map, const std::string& prefix) const {
+  // The keys of a mapping, with those it merges (`<<: *base`, YAML 1.1's merge key): a merged
+  // key counts only where the mapping does not set it itself, and of a list of merged
+  // mappings the earlier ones win. A merged key's line is where its value is written.
+  std::vector<Entry> entries_of(const YAML::Node& map, const std::string& prefix,
+                                std::vector<YAML::Node> merging = {}) const {
     std::vector<Entry> entries;
+    std::optional<Entry> merge;
     for (auto it = map.begin(); it != map.end(); ++it) {
       const int line = it->first.Mark().line + 1;
       if (!it->first.IsScalar()) {
         config_fail(origin(prefix, line), "expected a key name, got {}", describe(it->first));
       }
       Entry entry{it->first.Scalar(), line, it->second};
-      if (const auto* first = find_entry(entries, entry.name)) {
+      const Entry* first =
+          is_merge_key(it->first) ? (merge ? &*merge : nullptr) : find_entry(entries, entry.name);
+      if (first) {
         config_fail(origin(prefix + entry.name, line), "duplicate key '{}{}' (first at line {})",
                     prefix, entry.name, first->line);
       }
-      entries.push_back(std::move(entry));
+      if (is_merge_key(it->first)) {
+        merge = std::move(entry);
+      } else {
+        entries.push_back(std::move(entry));
+      }
+    }
+    if (!merge) return entries;
+    const std::vector<YAML::Node> sources = merged_mappings(merge->value);
+    if (sources.empty()) {
+      config_fail(origin(prefix + "<<", merge->line),
+                  "'<<' (a YAML merge key) takes a mapping or a list of mappings, as <<: *name, "
+                  "got {}",
+                  describe(merge->value));
+    }
+    merging.push_back(map);
+    for (const YAML::Node& source : sources) {
+      for (const YAML::Node& outer : merging) {
+        if (source.is(outer)) {
+          config_fail(origin(prefix + "<<", merge->line),
+                      "'<<' (a YAML merge key) merges a mapping into itself");
+        }
+      }
+      for (Entry& inherited : entries_of(source, prefix, merging)) {
+        if (!find_entry(entries, inherited.name)) entries.push_back(std::move(inherited));
+      }
     }
     return entries;
   }
@@ -307,6 +379,13 @@ void set_path(YAML::Node node, const std::vector<std::string>& parts, size_t i,
     child = value;
     return;
   }
+  // A section the mapping has only through a merge key (`<<: *base`) is copied in first, so
+  // that the override changes one key of it, here only, and the anchor stays as written.
+  if (!child.IsDefined()) {
+    if (const YAML::Node inherited = inherited_value(node, parts[i]); inherited.IsMap()) {
+      child = YAML::Clone(inherited);
+    }
+  }
   if (!child.IsDefined() || child.IsNull()) {
     child = YAML::Node(YAML::NodeType::Map);
   } else if (!child.IsMap()) {
@@ -346,12 +425,19 @@ void apply_override(YAML::Node& root, const std::string& text,
 }
 
 YAML::Node parse_file(const std::string& path) {
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(fmt::format("{}: is a directory, not a YAML config file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", path));
   std::stringstream text;
   text << in.rdbuf();
   try {
     return YAML::Load(text.str());
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp stops at a fixed depth with the message "bad file".
+    throw ConfigError(fmt::format("{}:{}: invalid YAML: nested more than {} levels deep", path,
+                                  e.mark.line + 1, e.depth()));
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.msg));
   }
