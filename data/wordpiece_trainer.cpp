@@ -167,6 +167,7 @@ class PairMerger {
 Vocab WordPieceTrainer::train() const {
   TokenTable table;
   for (const std::string& s : options_.special_tokens) table.add(s);
+  const size_t num_special = table.tokens.size();
 
   // Words in byte order so that every id assignment below is independent of hash order.
   std::vector<std::pair<std::u32string, int64_t>> words;
@@ -190,6 +191,15 @@ Vocab WordPieceTrainer::train() const {
       pieces[w].push_back(table.add(i == 0 ? s : kPrefix + s));
     }
   }
+
+  // Every word must stay spellable, so the vocabulary cannot be smaller than what it starts
+  // with. Hugging Face's trainer then returns more tokens than asked for; a size the caller
+  // chose and did not get is an error that names the size that works (as sentencepiece does).
+  const size_t minimum = table.tokens.size();
+  HEED_CHECK(options_.vocab_size >= minimum,
+             "vocab_size {} is below the minimum for this corpus, {}: its {} special tokens and "
+             "{} alphabet pieces (each character, and its ## form where it continues a word)",
+             options_.vocab_size, minimum, num_special, minimum - num_special);
 
   PairMerger merger(std::move(pieces), std::move(counts));
   while (table.tokens.size() < options_.vocab_size) {

@@ -5,6 +5,8 @@
 // continuation forms, then grows by merging the most frequent adjacent pair of pieces (ties:
 // the pair of smaller ids) until `vocab_size` tokens or a best pair below `min_frequency`.
 // A merge of "##a" + "##b" gives "##ab"; of "a" + "##b" gives "ab". Deterministic for a corpus.
+// A vocab_size below the special tokens and the alphabet (with its ## forms) throws, naming
+// that minimum.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "autograd/error.h"
+
 namespace heed::data {
 namespace {
 
@@ -21,6 +23,30 @@ TEST(WordPieceTrainer, HandWorkedMerges) {
   strict.add_text("AB ab ab");
   strict.add_text("abc abc");
   EXPECT_EQ(strict.train().size(), 11);
+}
+
+// Every word must stay spellable: the special tokens and the alphabet with its ## forms are
+// the fewest tokens a vocabulary of the corpus holds. A smaller size is refused, naming that
+// minimum, rather than quietly exceeded.
+TEST(WordPieceTrainer, ASizeBelowTheAlphabetIsRefusedNamingTheMinimum) {
+  WordPieceTrainerOptions options;
+  options.vocab_size = 5;
+  WordPieceTrainer trainer(options);
+  trainer.add_text("AB ab ab");
+  trainer.add_text("abc abc");  // a b c ##b ##c
+  try {
+    trainer.train();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "vocab_size 5 is below the minimum for this corpus, 10: its 5 special tokens and "
+                 "5 alphabet pieces (each character, and its ## form where it continues a word)");
+  }
+  options.vocab_size = 10;
+  WordPieceTrainer smallest(options);
+  smallest.add_text("AB ab ab");
+  smallest.add_text("abc abc");
+  EXPECT_EQ(smallest.train().size(), 10);
 }
 
 TEST(WordPieceTrainer, TrainedVocabTokenizesItsCorpus) {
