@@ -57,6 +57,32 @@ std::map<std::string, int64_t, std::less<>> label_index(LabelNames& given,
   return index;
 }
 
+// The classes of a file's examples, counted as they are read, with the line of each one's first.
+class LabelCounter {
+ public:
+  void add(std::string_view label, size_t line_no) {
+    auto it = counts_.find(label);
+    if (it == counts_.end()) it = counts_.emplace(std::string(label), Count{0, line_no}).first;
+    ++it->second.count;
+  }
+  // In the order of `labels`; a class without examples is left out.
+  std::vector<LabelCount> in_order(const LabelNames& labels, const std::string& path) const {
+    std::vector<LabelCount> out;
+    for (const std::string& label : labels) {
+      if (auto it = counts_.find(label); it != counts_.end()) {
+        out.push_back({label, it->second.count, fmt::format("{}:{}", path, it->second.first_line)});
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Count {
+    size_t count, first_line;
+  };
+  std::map<std::string, Count, std::less<>> counts_;
+};
+
 }  // namespace
 
 LabelNames conll_tag_names(const std::vector<std::string>& paths) {
@@ -174,6 +200,9 @@ TextClassificationDataset::TextClassificationDataset(const std::string& tsv_path
   });
   HEED_CHECK(!rows.empty(), "{}: no examples", tsv_path);
   auto index = label_index(labels_, names);
+  LabelCounter counter;
+  for (const Row& row : rows) counter.add(row.label, row.line_no);
+  label_counts_ = counter.in_order(labels_, tsv_path);
   for (const Row& row : rows) {
     auto it = index.find(row.label);
     HEED_CHECK(it != index.end(), "{}:{}: unknown label '{}' (known: {})", tsv_path, row.line_no,
@@ -215,6 +244,12 @@ TokenClassificationDataset::TokenClassificationDataset(const std::string& conll_
   if (sentences.back().words.empty()) sentences.pop_back();
   HEED_CHECK(!sentences.empty(), "{}: no sentences", conll_path);
   auto index = label_index(labels_, names);
+  LabelCounter counter;
+  for (const Sentence& s : sentences) {
+    // A sentence's words are on consecutive lines.
+    for (size_t w = 0; w < s.tags.size(); ++w) counter.add(s.tags[w], s.line_no + w);
+  }
+  label_counts_ = counter.in_order(labels_, conll_path);
   const int32_t cls = tokenizer.cls_id(), sep = tokenizer.sep_id();
   for (const Sentence& s : sentences) {
     Example e;

@@ -17,11 +17,22 @@ namespace heed::data {
 
 class TokenCache;
 
+// How often a class occurs in a data set's examples (a tag: in its words), and where first.
+struct LabelCount {
+  std::string label;
+  size_t count = 0;
+  std::string first;  // "file:line"
+};
+
 class Dataset {
  public:
   virtual ~Dataset() = default;
   virtual size_t size() const = 0;
   virtual Example get(size_t index) const = 0;
+  // The classes of a classification data set with their counts, in class id order (a class
+  // without examples is left out); empty for the other kinds. A class set taken from the data
+  // itself turns a typo in one row into a class: these name it.
+  virtual std::vector<LabelCount> label_counts() const { return {}; }
 };
 
 // MLM pretraining examples: each document of the cache is cut into consecutive windows of at
@@ -82,10 +93,12 @@ class TextClassificationDataset : public Dataset {
   size_t size() const override { return examples_.size(); }
   Example get(size_t index) const override { return examples_[index]; }
   const LabelNames& labels() const { return labels_; }
+  std::vector<LabelCount> label_counts() const override { return label_counts_; }
 
  private:
   std::vector<Example> examples_;
   LabelNames labels_;
+  std::vector<LabelCount> label_counts_;
 };
 
 // Token classification from CoNLL-style files: one "word<TAB>tag" per line, a blank line
@@ -99,10 +112,12 @@ class TokenClassificationDataset : public Dataset {
   size_t size() const override { return examples_.size(); }
   Example get(size_t index) const override { return examples_[index]; }
   const LabelNames& labels() const { return labels_; }
+  std::vector<LabelCount> label_counts() const override { return label_counts_; }
 
  private:
   std::vector<Example> examples_;
   LabelNames labels_;
+  std::vector<LabelCount> label_counts_;
 };
 
 // The first `count` examples of another dataset (all of them if it has fewer), in file order

@@ -1,5 +1,6 @@
 #include "train/task_setup.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -47,7 +48,13 @@ data::WordPieceTokenizer wordpiece_for(const RunConfig& c, const Log& log) {
                                     .min_frequency = t.min_frequency,
                                     .lowercase = t.lowercase});
     feed_trainer(trainer, c);
-    data::Vocab vocab = trainer.train();
+    data::Vocab vocab;
+    try {
+      vocab = trainer.train();
+    } catch (const Error& e) {  // a size below the corpus's alphabet: the config's to change
+      throw ConfigError(
+          fmt::format("{}: tokenizer.{}", c.origins.where("tokenizer.vocab_size"), e.what()));
+    }
     if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
     vocab.save(path);
     log(fmt::format("wrote {} ({} tokens)", path, vocab.size()));
@@ -108,6 +115,47 @@ std::shared_ptr<const data::TokenCache> cache_for(const std::string& corpus, con
       [&](const std::string& why) { log(fmt::format("tokenizing {} ({})", corpus, why)); }));
 }
 
+// With no data.labels the classes are whatever the data holds, so a typo in one row of
+// data.train becomes a class of its own. Each class with fewer than kFewExamples training
+// examples is named (the first kMostNamed of them), with where it is first seen.
+constexpr size_t kFewExamples = 3;
+constexpr size_t kMostNamed = 10;
+
+void warn_of_rare_classes(const data::LabelNames& labels,
+                          const std::vector<std::shared_ptr<const data::Dataset>>& splits,
+                          const Log& log) {
+  if (splits.empty() || !splits[0]) return;
+  const std::vector<data::LabelCount> train = splits[0]->label_counts();
+  if (train.empty()) return;  // not a classification task
+  size_t named = 0, more = 0;
+  for (const std::string& label : labels) {
+    const auto in_train = std::ranges::find(train, label, &data::LabelCount::label);
+    const size_t count = in_train == train.end() ? 0 : in_train->count;
+    if (count >= kFewExamples) continue;
+    if (named == kMostNamed) {
+      ++more;
+      continue;
+    }
+    ++named;
+    std::string where = in_train == train.end() ? "" : in_train->first;
+    for (size_t i = 1; where.empty() && i < splits.size(); ++i) {  // a tag of valid or test only
+      if (!splits[i]) continue;
+      const std::vector<data::LabelCount> other = splits[i]->label_counts();
+      const auto it = std::ranges::find(other, label, &data::LabelCount::label);
+      if (it != other.end()) where = it->first;
+    }
+    log(fmt::format(
+        "warning: class '{}' has {} training example{}{}: a typo? data.labels is not set, so "
+        "the classes are those the data holds; list them in data.labels to make any other an "
+        "error",
+        label, count, count == 1 ? "" : "s", where.empty() ? "" : " (first at " + where + ")"));
+  }
+  if (more > 0) {
+    log(fmt::format("warning: {} more class{} with fewer than {} training examples", more,
+                    more == 1 ? "" : "es", kFewExamples));
+  }
+}
+
 }  // namespace
 
 TaskData build_task_data(const RunConfig& c, const Log& log) {
@@ -123,6 +171,7 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
   for (const auto& [split, path] : splits)
     if (path) files.push_back(*path);
   data::LabelNames labels = task.initial_labels(c, files);
+  std::vector<std::shared_ptr<const data::Dataset>> read(splits.size());  // before any cut
 
   for (size_t i = 0; i < splits.size(); ++i) {
     // Named references, not a structured binding: the lambda below captures them, which
@@ -136,6 +185,7 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
         }};
     std::shared_ptr<const data::Dataset> ds = task.read_split(source, labels);
     HEED_CHECK(ds->size() > 0, "data.{}: {} holds no examples", split, *path);
+    read[i] = ds;
     if (split == "train" && c.data.max_train_samples) {
       const size_t all = ds->size();
       ds =
@@ -148,6 +198,17 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
     *targets[i] = ds;
   }
   d.labels = labels;
+  if (!c.data.labels) warn_of_rare_classes(labels, read, log);
+  // A batch larger than the data set is the whole set (as PyTorch's DataLoader makes it): a
+  // legitimate full-batch run on a few examples, but far more often a typo.
+  if (static_cast<uint64_t>(c.train.batch_size) > d.train->size()) {
+    const auto set_at = c.origins.of_key.find("train.batch_size");
+    log(fmt::format(
+        "warning: train.batch_size {}{} is more than the {} training examples: every step "
+        "trains on all {} at once",
+        c.train.batch_size, set_at == c.origins.of_key.end() ? "" : " (" + set_at->second + ")",
+        d.train->size(), d.train->size()));
+  }
 
   d.collate = task.collator(c, d);
   return d;
