@@ -17,11 +17,19 @@
 #include <string>
 
 #include "autograd/error.h"
+#include "programs/cli_checks.h"
 #include "programs/infer_commands.h"
+#include "programs/stdout_check.h"
 
 namespace {
 
 using namespace heed::infer;
+using heed::programs::in_range;
+
+// The widest beam translate searches. Each beam costs a decoder row per step and V candidates
+// to rank, so a beam of a million needs gigabytes; published systems search with 4 to 12 beams
+// and find wider ones worse (Koehn and Knowles 2017), so 64 leaves room to experiment.
+constexpr int64_t kMaxBeams = 64;
 
 // The subcommand being run, for the error line.
 std::string g_command;
@@ -40,7 +48,9 @@ CLI::App* add_command(CLI::App& app, const std::string& name, const std::string&
 CLI::App* add_fill_mask(CLI::App& app, FillMaskArgs& fill) {
   CLI::App* cmd = add_command(app, "fill-mask", "top-k tokens for each [MASK] (BERT MLM)", fill);
   cmd->add_option("--text", fill.text, "text with [MASK] tokens ('-': lines of stdin)")->required();
-  cmd->add_option("--top-k", fill.top_k, "candidates per [MASK]")->capture_default_str();
+  cmd->add_option("--top-k", fill.top_k, "candidates per [MASK] (at most the vocabulary size)")
+      ->check(in_range<int64_t>(1))
+      ->capture_default_str();
   return cmd;
 }
 
@@ -63,7 +73,7 @@ CLI::App* add_classify(CLI::App& app, ClassifyArgs& classify, std::string& trunc
   cmd->add_option("--max-length", classify.max_length,
                   "truncate each input to this many ids, [CLS] and [SEP] included (0: no "
                   "truncation; a longer text is an error)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(in_range<int64_t>(0))
       ->default_str("the checkpoint's data.max_seq_length");
   cmd->add_option("--truncation", truncation_name,
                   "which ids --max-length keeps: head, tail or head_tail (the first and the "
@@ -76,17 +86,19 @@ CLI::App* add_classify(CLI::App& app, ClassifyArgs& classify, std::string& trunc
 CLI::App* add_generate(CLI::App& app, GenerateArgs& gen) {
   CLI::App* cmd = add_command(app, "generate", "continue a prompt (GPT)", gen);
   cmd->add_option("--prompt", gen.prompt, "prompt ('-': lines of stdin)")->required();
-  cmd->add_option("--max-new-tokens", gen.max_new_tokens, "most tokens to add")
-      ->check(CLI::NonNegativeNumber)
+  cmd->add_option("--max-new-tokens", gen.max_new_tokens,
+                  "most tokens to add (fewer when the model's context fills: stderr says so)")
+      ->check(in_range<int64_t>(0))
       ->capture_default_str();
   cmd->add_option("--temperature", gen.temperature, "sampling temperature; 0 is greedy")
-      ->check(CLI::NonNegativeNumber)
+      ->check(in_range<double>(0))
       ->capture_default_str();
-  cmd->add_option("--top-k", gen.top_k, "sample among the k most probable tokens; 0: all")
-      ->check(CLI::NonNegativeNumber)
+  cmd->add_option("--top-k", gen.top_k,
+                  "sample among the k most probable tokens (at most the vocabulary size); 0: all")
+      ->check(in_range<int64_t>(0))
       ->capture_default_str();
   cmd->add_option("--top-p", gen.top_p, "sample within the smallest set of mass >= p")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(in_range<double>(0, 1))
       ->capture_default_str();
   cmd->add_option("--seed", gen.seed, "seed of the sampling generator")->capture_default_str();
   cmd->add_flag("--greedy", gen.greedy, "take the most probable token at every step");
@@ -106,11 +118,14 @@ CLI::App* add_translate(CLI::App& app, TranslateArgs& translate) {
   cmd->alias("seq2seq");
   cmd->add_option("--text", translate.text, "input text ('-': lines of stdin)")->required();
   cmd->add_option("--num-beams", translate.num_beams, "1: greedy")
-      ->check(CLI::PositiveNumber)
+      ->check(
+          in_range<int64_t>(1, kMaxBeams, " (each beam costs time and memory; 4 to 12 is usual)"))
       ->capture_default_str();
-  cmd->add_option("--max-new-tokens", translate.max_new_tokens, "most output tokens")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  cmd->add_option("--max-new-tokens", translate.max_new_tokens,
+                  "most output tokens (at most the model's positions but one, the start token)")
+      ->check(in_range<int64_t>(1))
+      ->default_str(std::to_string(TranslateArgs::kDefaultMaxNewTokens) +
+                    ", or fewer if the model has fewer positions");
   return cmd;
 }
 
@@ -154,9 +169,12 @@ int run(int argc, char** argv) {
   if (*gen_cmd) run_generate(gen, std::cout);
   if (*score_cmd) run_score(score, std::cout);
   if (*translate_cmd) run_translate(translate, std::cout);
-  std::cout.flush();
-  if (!std::cout) heed::fail("stdout: write failed");
   return 0;
+}
+
+// What the error lines start with: "infer" and the subcommand.
+std::string prefix() {
+  return g_command.empty() ? "infer" : "infer " + g_command;
 }
 
 // One line, whatever the message holds.
@@ -168,11 +186,12 @@ std::string one_line(std::string message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  int code = 2;
   try {
-    return run(argc, argv);
+    code = run(argc, argv);
   } catch (const std::exception& e) {
-    const std::string prefix = g_command.empty() ? "infer" : "infer " + g_command;
-    std::fprintf(stderr, "%s: %s\n", prefix.c_str(), one_line(e.what()).c_str());
+    std::fprintf(stderr, "%s: %s\n", prefix().c_str(), one_line(e.what()).c_str());
     return 2;
   }
+  return heed::programs::finish_stdout(prefix().c_str(), code, 2);
 }

@@ -74,6 +74,7 @@ void run_fill_mask(const FillMaskArgs& args, std::ostream& out) {
   HEED_CHECK(args.top_k >= 1, "--top-k must be >= 1, got {}", args.top_k);
   const std::vector<std::string> texts = input_texts(args.text, "text");
   Checkpoint c = load_checkpoint(args.checkpoint, "fill-mask", {"BertForMaskedLM"});
+  check_top_k(args.top_k, c);
   const auto& model = static_cast<const nn::BertForMaskedLM&>(*c.model);
   const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("fill-mask");
   const int32_t mask_id = tok.mask_id();

@@ -17,7 +17,7 @@ struct CommonArgs {
 
 struct FillMaskArgs : CommonArgs {
   std::string text;
-  int64_t top_k = 5;
+  int64_t top_k = 5;  // at most the vocabulary size
 };
 void run_fill_mask(const FillMaskArgs& args, std::ostream& out);
 
@@ -33,9 +33,10 @@ void run_classify(const ClassifyArgs& args, std::ostream& out);
 
 struct GenerateArgs : CommonArgs {
   std::string prompt;
+  // Generation also stops when the model's context is full, and says so on stderr.
   int64_t max_new_tokens = 50;
   double temperature = 1.0;
-  int64_t top_k = 0;
+  int64_t top_k = 0;  // 0: off; at most the vocabulary size
   double top_p = 1.0;
   uint64_t seed = 0;
   bool greedy = false;
@@ -48,9 +49,12 @@ struct ScoreArgs : CommonArgs {
 void run_score(const ScoreArgs& args, std::ostream& out);
 
 struct TranslateArgs : CommonArgs {
+  static constexpr int64_t kDefaultMaxNewTokens = 100;
   std::string text;
   int64_t num_beams = 1;
-  int64_t max_new_tokens = 100;
+  // At most the model's positions but one (the decoder start token takes one). Unset: the
+  // default, or what the positions allow if fewer.
+  std::optional<int64_t> max_new_tokens;
 };
 void run_translate(const TranslateArgs& args, std::ostream& out);
 

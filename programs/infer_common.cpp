@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include "autograd/error.h"
 #include "data/tokenizer_io.h"
+#include "io/json_file.h"
 #include "nn/pretrained_io.h"
 
 namespace heed::infer {
@@ -23,18 +25,60 @@ std::string join_or(const std::vector<std::string>& names) {
   return out;
 }
 
+// The file of a model directory that holds its tokenizer's vocabulary.
+std::string tokenizer_file(const std::string& dir) {
+  if (data::tokenizer_class(dir) == "BertTokenizer") return (fs::path(dir) / "vocab.txt").string();
+  const fs::path config = fs::path(dir) / "tokenizer_config.json";
+  return (fs::path(dir) / io::read_json_file(config.string()).value("file", "char_tokenizer.json"))
+      .string();
+}
+
+// The model predicts ids of its own vocabulary and the tokenizer turns them into text: with
+// fewer tokens than the model, output would stop at the first id past the tokenizer's end;
+// with more, an input could hold ids the model has no embedding for.
+void check_same_vocabulary(const std::string& dir, const nlohmann::json& config,
+                           const data::TextTokenizer& tokenizer) {
+  const auto it = config.find("vocab_size");
+  if (it == config.end() || !it->is_number_integer()) return;  // from_pretrained says what's wrong
+  const int64_t model_size = it->get<int64_t>();
+  HEED_CHECK(tokenizer.vocab_size() == model_size,
+             "{} has {} tokens, but {} gives vocab_size {}: the tokenizer and the model must have "
+             "the same vocabulary (files from two different models?)",
+             tokenizer_file(dir), tokenizer.vocab_size(), (fs::path(dir) / "config.json").string(),
+             model_size);
+}
+
 }  // namespace
 
 Checkpoint load_checkpoint(const std::string& dir, const std::string& command,
                            const std::vector<std::string>& architectures) {
   HEED_CHECK(fs::exists(dir), "checkpoint {} does not exist", dir);
   HEED_CHECK(fs::is_directory(dir), "checkpoint {} is not a directory", dir);
-  const std::string arch = nn::declared_architecture(nn::read_model_config(dir));
+  const nlohmann::json config = nn::read_model_config(dir);
+  const std::string arch = nn::declared_architecture(config);
   HEED_CHECK(std::find(architectures.begin(), architectures.end(), arch) != architectures.end(),
              "checkpoint {} is a {}; {} needs a {}", dir, arch, command, join_or(architectures));
-  Checkpoint c{dir, nn::from_pretrained(dir), data::TextTokenizer::load(dir)};
+  data::TextTokenizer tokenizer = data::TextTokenizer::load(dir);
+  check_same_vocabulary(dir, config, tokenizer);
+  Checkpoint c{dir, nn::from_pretrained(dir), std::move(tokenizer)};
   c.model->eval();
   return c;
+}
+
+void check_top_k(int64_t top_k, const Checkpoint& c) {
+  HEED_CHECK(top_k <= c.tokenizer.vocab_size(),
+             "--top-k: must be at most the vocabulary size, {} (checkpoint {}), got {}",
+             c.tokenizer.vocab_size(), c.dir, top_k);
+}
+
+void note_context_full(const std::string& command, size_t text_index, size_t num_texts,
+                       size_t new_tokens, int64_t positions, const std::string& field) {
+  const std::string which = num_texts > 1 ? fmt::format(" text {}:", text_index + 1) : "";
+  std::fprintf(stderr,
+               "infer %s:%s stopped after %zu new tokens: the model's context of %lld positions "
+               "(%s) is full\n",
+               command.c_str(), which.c_str(), new_tokens, static_cast<long long>(positions),
+               field.c_str());
 }
 
 std::vector<std::string> input_texts(const std::string& text, const std::string& what) {

@@ -18,9 +18,20 @@ struct Checkpoint {
 };
 
 // Loads `dir` if its config.json names one of `architectures`; otherwise throws
-// "checkpoint DIR is a X; COMMAND needs a Y".
+// "checkpoint DIR is a X; COMMAND needs a Y". A tokenizer whose vocabulary is not config.json's
+// vocab_size throws, naming both files and sizes, before any text is run.
 Checkpoint load_checkpoint(const std::string& dir, const std::string& command,
                            const std::vector<std::string>& architectures);
+
+// Throws "--top-k: must be at most the vocabulary size, V (checkpoint DIR), got K" when k > V.
+void check_top_k(int64_t top_k, const Checkpoint& c);
+
+// Says on stderr that a generation stopped because the sequence filled the model's `positions`
+// (config field `field`), not at an eos or the requested count: "infer COMMAND: [text N:]
+// stopped after K new tokens: the model's context of P positions (FIELD) is full". Text N is
+// named when there are several.
+void note_context_full(const std::string& command, size_t text_index, size_t num_texts,
+                       size_t new_tokens, int64_t positions, const std::string& field);
 
 // The texts to run on: `text` itself, or every line of stdin when it is "-". An empty text
 // throws (naming the stdin line).

@@ -38,6 +38,7 @@ json tokens_json(const data::TextTokenizer& tok, const std::vector<int32_t>& ids
 void run_generate(const GenerateArgs& args, std::ostream& out) {
   const std::vector<std::string> prompts = input_texts(args.prompt, "prompt");
   Checkpoint c = load_checkpoint(args.checkpoint, "generate", {"GPT2LMHeadModel"});
+  check_top_k(args.top_k, c);
   const auto& model = static_cast<const nn::GPT&>(*c.model);
   decode::GenerationOptions options;
   options.max_new_tokens = args.max_new_tokens;
@@ -47,7 +48,8 @@ void run_generate(const GenerateArgs& args, std::ostream& out) {
   options.top_p = args.top_p;
   options.seed = args.seed;
   options.eos_token_id = static_cast<int32_t>(model.config.eos_token_id);
-  for (const std::string& prompt : prompts) {
+  for (size_t n = 0; n < prompts.size(); ++n) {
+    const std::string& prompt = prompts[n];
     const std::vector<int32_t> prompt_ids = c.tokenizer.encode(prompt);
     HEED_CHECK(!prompt_ids.empty(), "prompt \"{}\" has no tokens", prompt);
     const std::vector<int32_t> input = with_bos(model, prompt_ids);
@@ -57,6 +59,10 @@ void run_generate(const GenerateArgs& args, std::ostream& out) {
         "leaving no room to generate",
         input.size(), model.config.n_positions);
     const decode::GenerationResult r = decode::generate(model, input, options);
+    if (r.stop_reason == decode::StopReason::max_length) {
+      note_context_full("generate", n, prompts.size(), r.tokens.size(), model.config.n_positions,
+                        "n_positions");
+    }
 
     std::vector<int32_t> all = prompt_ids;
     all.insert(all.end(), r.tokens.begin(), r.tokens.end());

@@ -1,6 +1,8 @@
 // infer translate (alias seq2seq): the encoder-decoder checkpoints.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "autograd/error.h"
 #include "decode/generation.h"
 #include "nn/models/encoder_decoder.h"
@@ -10,12 +12,20 @@
 namespace heed::infer {
 
 void run_translate(const TranslateArgs& args, std::ostream& out) {
-  HEED_CHECK(args.num_beams >= 1, "--num-beams must be >= 1, got {}", args.num_beams);
-  HEED_CHECK(args.max_new_tokens >= 1, "--max-new-tokens must be >= 1, got {}",
-             args.max_new_tokens);
+  HEED_CHECK(args.num_beams >= 1, "--num-beams: must be at least 1, got {}", args.num_beams);
   const std::vector<std::string> texts = input_texts(args.text, "text");
   Checkpoint c = load_checkpoint(args.checkpoint, "translate", {"BartForConditionalGeneration"});
   const auto& model = static_cast<const nn::EncoderDecoder&>(*c.model);
+  const int64_t positions = model.config.max_position_embeddings;
+  // The decoder start token takes the first position.
+  const int64_t room = std::max<int64_t>(positions - 1, 1);
+  const int64_t max_new_tokens =
+      args.max_new_tokens.value_or(std::min(TranslateArgs::kDefaultMaxNewTokens, room));
+  HEED_CHECK(max_new_tokens >= 1, "--max-new-tokens: must be at least 1, got {}", max_new_tokens);
+  HEED_CHECK(max_new_tokens <= room,
+             "--max-new-tokens: must be at most {} for checkpoint {} (its {} positions, "
+             "max_position_embeddings, less the decoder start token), got {}",
+             room, args.checkpoint, positions, max_new_tokens);
   for (const std::string& text : texts) {
     const std::vector<int32_t> source = c.tokenizer.encode_source(text);
     HEED_CHECK(!source.empty(), "text \"{}\" has no tokens", text);
@@ -26,12 +36,12 @@ void run_translate(const TranslateArgs& args, std::ostream& out) {
     if (args.num_beams == 1) {
       decode::GenerationOptions options;
       options.greedy = true;
-      options.max_new_tokens = args.max_new_tokens;
+      options.max_new_tokens = max_new_tokens;
       r = decode::generate(model, source, options);
     } else {
       decode::BeamSearchOptions options;
       options.num_beams = args.num_beams;
-      options.max_new_tokens = args.max_new_tokens;
+      options.max_new_tokens = max_new_tokens;
       decode::BeamSearchResult b = decode::beam_search(model, source, options);
       r = std::move(b.best);
       beam_score = b.score;

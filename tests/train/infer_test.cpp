@@ -547,7 +547,7 @@ TEST_F(Infer, BadInputIsOneLineOnStderrAndExitCodeTwo) {
       {"generate --checkpoint " + path("gpt") + " --prompt a --top-p 1.5", "",
        "infer generate: --top-p"},
       {"fill-mask --checkpoint " + path("mlm") + " --text '[MASK]' --top-k 0", "",
-       "infer fill-mask: --top-k must be >= 1"},
+       "infer fill-mask: --top-k: must be at least 1, got 0"},
       {"", "", "infer: A subcommand is required"},
   };
   for (const Case& c : cases) {
@@ -557,6 +557,143 @@ TEST_F(Infer, BadInputIsOneLineOnStderrAndExitCodeTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
   }
+}
+
+// A range error states the rule and the value given, not CLI11's bounds (DBL_MAX in full).
+TEST_F(Infer, OutOfRangeOptionsStateTheRuleAndTheValue) {
+  const std::string gpt = " --checkpoint " + path("gpt") + " --prompt 'the cat'";
+  const std::string bart = " --checkpoint " + path("bart") + " --text abc";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"translate --num-beams 0" + bart, "infer translate: --num-beams: must be at least 1, got 0"},
+      {"translate --max-new-tokens 0" + bart,
+       "infer translate: --max-new-tokens: must be at least 1, got 0"},
+      {"translate --num-beams many" + bart,
+       "infer translate: --num-beams: expected an integer, got 'many'"},
+      {"generate --temperature -1" + gpt,
+       "infer generate: --temperature: must be at least 0, got -1"},
+      {"generate --top-k -1" + gpt, "infer generate: --top-k: must be at least 0, got -1"},
+      {"generate --max-new-tokens -3" + gpt,
+       "infer generate: --max-new-tokens: must be at least 0, got -3"},
+      {"generate --top-p 1.5" + gpt, "infer generate: --top-p: must be at most 1, got 1.5"},
+      {"classify --max-length -1 --checkpoint " + path("cls") + " --text a",
+       "infer classify: --max-length: must be at least 0, got -1"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Outcome r = infer(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(r.err, message + "\n") << args;
+  }
+}
+
+// Limits that keep a typo from running for hours or taking gigabytes are checked before any
+// work, against the checkpoint where they depend on it.
+TEST_F(Infer, LimitsOfTheModelAndOfBeamSearchAreCheckedBeforeAnyWork) {
+  const std::string V = std::to_string(tiny_wordpiece().vocab_size());  // 25
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"translate --num-beams 1000000 --checkpoint " + path("bart") + " --text abc",
+       "infer translate: --num-beams: must be at most 64 (each beam costs time and memory; 4 to "
+       "12 is usual), got 1000000"},
+      // 24 positions, one of them the decoder start token.
+      {"translate --max-new-tokens 100000 --checkpoint " + path("bart") + " --text abc",
+       "infer translate: --max-new-tokens: must be at most 23 for checkpoint " + path("bart") +
+           " (its 24 positions, max_position_embeddings, less the decoder start token), got "
+           "100000"},
+      {"fill-mask --top-k 1000 --checkpoint " + path("mlm") + " --text '[MASK]'",
+       "infer fill-mask: --top-k: must be at most the vocabulary size, " + V + " (checkpoint " +
+           path("mlm") + "), got 1000"},
+      {"generate --top-k 26 --checkpoint " + path("gpt") + " --prompt 'the cat'",
+       "infer generate: --top-k: must be at most the vocabulary size, " + V + " (checkpoint " +
+           path("gpt") + "), got 26"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Outcome r = infer(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(r.err, message + "\n") << args;
+  }
+  // The whole vocabulary is a valid top-k; without --max-new-tokens translate decodes as far as
+  // the model's positions allow (the default, 100, is more than this model has).
+  Outcome r = infer("generate --top-k " + V + " --max-new-tokens 2 --checkpoint " + path("gpt") +
+                    " --prompt 'the cat'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = infer("translate --json --num-beams 64 --checkpoint " + path("bart") + " --text abc");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_LE(json_lines(r.out).at(0)["output_ids"].size(), 23u);
+}
+
+// A generation cut short by the model's context says so on stderr; its JSON says max_length.
+TEST_F(Infer, GenerateSaysWhenTheContextIsFull) {
+  const data::WordPieceTokenizer tok = tiny_wordpiece();
+  GenerationOptions o;
+  o.greedy = true;
+  o.max_new_tokens = 100000;
+  o.eos_token_id = tok.sep_id();
+  // A prompt whose greedy continuation fills the 16 positions before any [SEP].
+  std::string prompt;
+  GenerationResult expected;
+  for (const char* candidate : {"the cat", "a dog", "the big red house", "a small cat sat", "dog",
+                                "the mat", "red and big", "of the house"}) {
+    std::vector<int32_t> input = {tok.sep_id()};
+    for (int32_t id : tok.encode_ids(candidate)) input.push_back(id);
+    expected = generate(*gpt_, input, o);
+    if (expected.stop_reason == StopReason::max_length) {
+      prompt = candidate;
+      break;
+    }
+  }
+  ASSERT_FALSE(prompt.empty()) << "no candidate prompt fills the context";
+  const Outcome r = infer("generate --json --greedy --max-new-tokens 100000 --checkpoint " +
+                          path("gpt") + " --prompt " + quote(prompt));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json_lines(r.out).at(0);
+  EXPECT_EQ(j["stop_reason"], "max_length");
+  EXPECT_EQ(j["generated_ids"].get<std::vector<int32_t>>(), expected.tokens);
+  EXPECT_EQ(r.err, "infer generate: stopped after " + std::to_string(expected.tokens.size()) +
+                       " new tokens: the model's context of 16 positions (n_positions) is full\n");
+  // Several prompts from stdin: the note names which one.
+  const Outcome many =
+      infer("generate --greedy --max-new-tokens 100000 --checkpoint " + path("gpt") + " --prompt -",
+            prompt + "\n" + prompt + "\n");
+  ASSERT_EQ(many.code, 0) << many.err;
+  EXPECT_NE(many.err.find("infer generate: text 2: stopped after "), std::string::npos) << many.err;
+  // A generation that ends as asked says nothing.
+  const Outcome short_run = infer("generate --greedy --max-new-tokens 1 --checkpoint " +
+                                  path("gpt") + " --prompt " + quote(prompt));
+  ASSERT_EQ(short_run.code, 0) << short_run.err;
+  EXPECT_EQ(short_run.err, "");
+}
+
+// A vocab.txt that is not the model's size fails before any output, naming both files.
+TEST_F(Infer, ATokenizerOfAnotherSizeThanTheModelFailsBeforeAnyOutput) {
+  const fs::path copy = dir_ / "gpt_short_vocab";
+  fs::remove_all(copy);
+  fs::copy(path("gpt"), copy);
+  const std::vector<std::string> tokens = tiny_wordpiece().vocab().tokens();
+  {
+    std::ofstream vocab(copy / "vocab.txt", std::ios::trunc);
+    for (size_t i = 0; i + 5 < tokens.size(); ++i) vocab << tokens[i] << "\n";
+  }
+  const std::string expected = "infer generate: " + (copy / "vocab.txt").string() +
+                               " has 20 tokens, but " + (copy / "config.json").string() +
+                               " gives vocab_size 25: the tokenizer and the model must have the "
+                               "same vocabulary (files from two different models?)\n";
+  Outcome r =
+      infer("generate --greedy --checkpoint " + copy.string() + " --prompt -", "the cat\na dog\n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, expected);
+  // A longer one too: its ids past the model's would have no embedding.
+  {
+    std::ofstream vocab(copy / "vocab.txt", std::ios::trunc);
+    for (const std::string& t : tokens) vocab << t << "\n";
+    vocab << "extra\n";
+  }
+  r = infer("score --checkpoint " + copy.string() + " --text 'the cat'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("vocab.txt has 26 tokens, but "), std::string::npos) << r.err;
+  fs::remove_all(copy);
 }
 
 }  // namespace
