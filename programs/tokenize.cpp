@@ -4,14 +4,18 @@
 // Ids (or word pieces with --tokens) are space-separated; an empty input line gives an
 // empty output line. Errors are one line on stderr and exit code 2.
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 
 #include "autograd/error.h"
 #include "data/wordpiece.h"
 #include "data/wordpiece_trainer.h"
+#include "programs/cli_checks.h"
+#include "programs/stdout_check.h"
 
 namespace {
 
@@ -37,12 +41,25 @@ struct PrintOptions {
   bool stats = false;    // lines, tokens and throughput to stderr
 };
 
-// Prints the ids (or pieces) of each line of stdin, one line each.
+// Throws "cannot write to standard output: REASON" once std::cout has failed. errno is the
+// failed write's reason when it was cleared before the operation that wrote.
+void check_stdout() {
+  if (!std::cout) {
+    heed::fail("cannot write to standard output: {}",
+               errno != 0 ? std::strerror(errno) : "write error");
+  }
+}
+
+// Prints the ids (or pieces) of each line of stdin, one line each. A failed write stops it at
+// once: the rest of the input would be tokenized for nothing.
 void tokenize_lines(const heed::data::WordPieceTokenizer& tokenizer, const PrintOptions& print) {
   std::string line, out;
   size_t line_no = 0, bytes = 0, n_tokens = 0;
   double seconds = 0;
+  // std::cin is tied to std::cout: each read flushes the lines printed so far, and may fail.
+  errno = 0;
   while (std::getline(std::cin, line)) {
+    check_stdout();
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     bytes += line.size() + 1;
@@ -61,10 +78,11 @@ void tokenize_lines(const heed::data::WordPieceTokenizer& tokenizer, const Print
       out += print.tokens ? tokenizer.vocab().token(ids[i]) : std::to_string(ids[i]);
     }
     out.push_back('\n');
+    errno = 0;
     std::cout << out;
+    check_stdout();
   }
-  std::cout.flush();
-  if (!std::cout) heed::fail("stdout: write failed");
+  check_stdout();  // the last read flushed too
   if (print.stats)
     std::fprintf(stderr, "tokenize: %zu lines, %zu bytes, %zu tokens, %.2f MB/s (tokenizer only)\n",
                  line_no, bytes, n_tokens, seconds > 0 ? bytes / seconds / 1e6 : 0.0);
@@ -76,18 +94,30 @@ int run(int argc, char** argv) {
   bool cased = false, lowercase = false, tokens = false, special = false, stats = false;
   std::string train_path;
   heed::data::WordPieceTrainerOptions train_options;
+  // Read signed, so that a negative size is an error rather than a huge unsigned one.
+  int64_t vocab_size = static_cast<int64_t>(train_options.vocab_size);
+  int64_t limit_alphabet = static_cast<int64_t>(train_options.limit_alphabet);
+  using heed::programs::in_range;
   auto* vocab_opt =
       app.add_option("--vocab", vocab_path, "vocab.txt: one token per line, id = line number");
   auto* train_opt = app.add_option("--train-vocab", train_path,
                                    "train a WordPiece vocabulary on stdin and write it here")
                         ->excludes(vocab_opt);
-  app.add_option("--vocab-size", train_options.vocab_size, "trained vocabulary size")
+  app.add_option("--vocab-size", vocab_size,
+                 "trained vocabulary size; at least the special tokens and the alphabet (the "
+                 "corpus's characters and their ## forms), which an error names")
+      ->check(in_range<int64_t>(1))
+      ->capture_default_str()
       ->needs(train_opt);
   app.add_option("--min-frequency", train_options.min_frequency,
                  "smallest pair count worth a merge")
+      ->check(in_range<int64_t>(0))
+      ->capture_default_str()
       ->needs(train_opt);
-  app.add_option("--limit-alphabet", train_options.limit_alphabet,
+  app.add_option("--limit-alphabet", limit_alphabet,
                  "most frequent characters kept as the initial alphabet")
+      ->check(in_range<int64_t>(1))
+      ->capture_default_str()
       ->needs(train_opt);
   auto* lower_flag = app.add_flag("--lowercase", lowercase,
                                   "lower-case and strip accents (uncased models; the default)");
@@ -110,6 +140,8 @@ int run(int argc, char** argv) {
   }
   std::ios::sync_with_stdio(false);
   if (!train_path.empty()) {
+    train_options.vocab_size = static_cast<size_t>(vocab_size);
+    train_options.limit_alphabet = static_cast<size_t>(limit_alphabet);
     train_options.lowercase = !cased;
     train_vocabulary(train_options, train_path);
     return 0;
@@ -124,10 +156,12 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  int code = 2;
   try {
-    return run(argc, argv);
+    code = run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tokenize: %s\n", e.what());
     return 2;
   }
+  return heed::programs::finish_stdout("tokenize", code, 2);
 }

@@ -3,8 +3,10 @@
 //   train --config configs/spam_pipeline.yaml
 // Exit codes: 0 done (or stopped cleanly by SIGINT/SIGTERM with a checkpoint), 1 a failure
 // during the run (a non-finite loss, an I/O error), 2 a config or usage error.
+// Output lost to a full disk (--print-config > /dev/full) is an I/O error: exit 1, in one line.
+#include "programs/stdout_check.h"
 #include "train/train_command.h"
 
 int main(int argc, char** argv) {
-  return heed::train::train_command(argc, argv);
+  return heed::programs::finish_stdout("train", heed::train::train_command(argc, argv), 1);
 }

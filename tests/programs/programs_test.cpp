@@ -1,0 +1,146 @@
+// train, infer and tokenize run as subprocesses on inputs a user may get wrong: each error is
+// one line on stderr naming the option or file, with the program's exit code (2 for a usage
+// or config error; train says 1 for an I/O error), and output lost to a full disk is an error
+// rather than a success.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace heed {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs `command` (a shell command line) from the source directory with `input` on stdin.
+class Programs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           (std::string("heed_programs_") + info->name() + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  Outcome run(const std::string& command, const std::string& input = "") const {
+    std::ofstream(dir_ / "stdin.txt") << input;
+    const std::string line = "cd " HEED_SOURCE_DIR " && OMP_NUM_THREADS=1 " + command + " <" +
+                             path("stdin.txt") + " 2>" + path("stderr.txt");
+    Outcome r;
+    FILE* pipe = popen(line.c_str(), "r");
+    if (pipe == nullptr) return r;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
+    const int status = pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::stringstream e;
+    e << std::ifstream(path("stderr.txt")).rdbuf();
+    r.err = e.str();
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+const std::string kTrain = HEED_TRAIN_BIN;
+const std::string kInfer = HEED_INFER_BIN;
+const std::string kTokenize = HEED_TOKENIZE_BIN;
+const std::string kVocab = HEED_SOURCE_DIR "/tests/data/golden/vocab.txt";
+
+// Output to a full disk (/dev/full fails every write with ENOSPC) is an error, not exit 0.
+TEST_F(Programs, OutputLostToAFullDiskIsAnError) {
+  Outcome r = run(kTrain + " --config configs/tiny/gpt_lm.yaml --print-config >/dev/full");
+  EXPECT_EQ(r.code, 1);  // train's code for an I/O error
+  EXPECT_EQ(r.err, "train: cannot write to standard output: No space left on device\n");
+  // The same config to a working stdout: 0.
+  r = run(kTrain + " --config configs/tiny/gpt_lm.yaml --print-config");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("task: clm"), std::string::npos) << r.out;
+
+  r = run(kTokenize + " --vocab " + kVocab + " >/dev/full", "hello world\n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "tokenize: cannot write to standard output: No space left on device\n");
+  // Output larger than the stream's buffer fails on the way, and stops there.
+  std::string many;
+  for (int i = 0; i < 20000; ++i) many += "hello world, this is a line of text\n";
+  r = run(kTokenize + " --vocab " + kVocab + " >/dev/full", many);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "tokenize: cannot write to standard output: No space left on device\n");
+
+  r = run(kInfer + " generate --help >/dev/full");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "infer generate: cannot write to standard output: No space left on device\n");
+  r = run(kTokenize + " --help >/dev/full");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "tokenize: cannot write to standard output: No space left on device\n");
+}
+
+// A directory where a file belongs is named as such, not read as an empty file.
+TEST_F(Programs, ADirectoryWhereAFileBelongsIsNamed) {
+  Outcome r = run(kTrain + " --config " + dir_.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "train: " + dir_.string() + ": is a directory, not a YAML config file\n");
+  r = run(kTokenize + " --vocab " + dir_.string(), "hello\n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "tokenize: " + dir_.string() +
+                       ": is a directory, not a vocabulary file (one token per line)\n");
+}
+
+// YAML nested past the parser's limit: a clear line with the file, not yaml-cpp's "bad file".
+TEST_F(Programs, AConfigNestedTooDeeplyIsNamed) {
+  const std::string config = path("deep.yaml");
+  std::ofstream(config) << "task: mlm\nmodel: " << std::string(5000, '[') << std::string(5000, ']')
+                        << "\n";
+  const Outcome r = run(kTrain + " --config " + config);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "train: " + config + ":2: invalid YAML: nested more than 500 levels deep\n");
+}
+
+// tokenize's sizes: a negative one is refused (it read as "no limit"), and one below what the
+// corpus needs names that minimum; no vocabulary file is written.
+TEST_F(Programs, TokenizeRefusesVocabularySizesItCannotHonour) {
+  const std::string vocab = path("vocab.txt");
+  const std::string corpus = "the cat sat on the mat\nthe dog sat on the log\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--vocab-size -5", "tokenize: --vocab-size: must be at least 1, got -5\n"},
+      {"--vocab-size 0", "tokenize: --vocab-size: must be at least 1, got 0\n"},
+      {"--vocab-size ten", "tokenize: --vocab-size: expected an integer, got 'ten'\n"},
+      {"--limit-alphabet -1", "tokenize: --limit-alphabet: must be at least 1, got -1\n"},
+      {"--min-frequency -2", "tokenize: --min-frequency: must be at least 0, got -2\n"},
+      // [PAD] [UNK] [CLS] [SEP] [MASK], a c d e g h l m n o s t, ##a ##e ##g ##h ##n ##o ##t
+      {"--vocab-size 5",
+       "tokenize: vocab_size 5 is below the minimum for this corpus, 24: its 5 special tokens "
+       "and 19 alphabet pieces (each character, and its ## form where it continues a word)\n"},
+  };
+  for (const auto& [options, message] : cases) {
+    const Outcome r = run(kTokenize + " --train-vocab " + vocab + " " + options, corpus);
+    EXPECT_EQ(r.code, 2) << options;
+    EXPECT_EQ(r.err, message) << options;
+    EXPECT_FALSE(fs::exists(vocab)) << options;
+  }
+  const Outcome r = run(kTokenize + " --train-vocab " + vocab + " --vocab-size 24", corpus);
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::ifstream in(vocab);
+  size_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 24u);
+}
+
+}  // namespace
+}  // namespace heed
