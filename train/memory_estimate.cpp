@@ -129,6 +129,7 @@ std::optional<double> available_memory_bytes() {
 }
 
 std::string format_bytes(double bytes) {
+  if (bytes >= 1e12) return fmt::format("{:.0f} TB", bytes / 1e12);
   if (bytes >= 1e9) return fmt::format("{:.2f} GB", bytes / 1e9);
   return fmt::format("{:.0f} MB", bytes / 1e6);
 }

@@ -83,6 +83,7 @@ class Run {
     const auto log = [this](const std::string& line) { say(line); };
     data_ = build_task_data(c_, log);
     check_memory();
+    warn_of_oversubscription();
     model_ = build_model(c_, data_, log);
     if (c_.eval.load_best_model_at_end) track_best_model();
     build_optimizer();
@@ -144,10 +145,12 @@ class Run {
     const MemoryEstimate e = estimate_memory(c_, data_);
     const std::optional<double> machine = available_memory_bytes();
     const std::string estimate = fmt::format(
-        "about {} ({:.1f}M parameters with gradients and optimizer state: {}; activations of "
-        "a micro-batch of {}: {})",
-        format_bytes(e.total()), e.parameters / 1e6, format_bytes(e.parameter_bytes),
-        c_.train.batch_size, format_bytes(e.activation_bytes));
+        "about {} ({} parameters with gradients and optimizer state: {}; activations of a "
+        "micro-batch of {}: {})",
+        format_bytes(e.total()),
+        e.parameters >= 1e9 ? fmt::format("{:.1f}B", e.parameters / 1e9)
+                            : fmt::format("{:.1f}M", e.parameters / 1e6),
+        format_bytes(e.parameter_bytes), c_.train.batch_size, format_bytes(e.activation_bytes));
     if (machine && e.total() > *machine && c_.train.check_memory) {
       config_fail(c_.origins.where("model"),
                   "model: the run needs {}, more than this machine's {}; make the model or "
@@ -156,6 +159,9 @@ class Run {
     }
     say(fmt::format("memory: {}{}", estimate,
                     machine ? fmt::format(" of the machine's {}", format_bytes(*machine)) : ""));
+  }
+
+  void warn_of_oversubscription() {
     const unsigned cpus = std::thread::hardware_concurrency();
     if (c_.train.threads > static_cast<int64_t>(cpus) && cpus > 0) {
       say(
