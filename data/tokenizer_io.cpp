@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 #include "autograd/error.h"
 #include "io/json_file.h"
@@ -14,15 +15,41 @@ namespace {
 
 namespace fs = std::filesystem;
 
-nlohmann::json read_tokenizer_config(const std::string& dir) {
+// tokenizer_config.json, parsed, and its path for messages.
+struct TokenizerConfig {
+  nlohmann::json json;
+  std::string path;
+};
+
+TokenizerConfig read_tokenizer_config(const std::string& dir) {
   const fs::path path = fs::path(dir) / "tokenizer_config.json";
   if (!fs::exists(path)) {
     // A Hugging Face BERT directory may carry only vocab.txt: BertTokenizer, lower-cased.
     HEED_CHECK(fs::exists(fs::path(dir) / "vocab.txt"),
                "{}: no tokenizer (neither tokenizer_config.json nor vocab.txt)", dir);
-    return {{"tokenizer_class", "BertTokenizer"}, {"do_lower_case", true}};
+    return {{{"tokenizer_class", "BertTokenizer"}, {"do_lower_case", true}}, path.string()};
   }
-  return io::read_json_file(path.string());
+  TokenizerConfig config{io::read_json_file(path.string()), path.string()};
+  HEED_CHECK(config.json.is_object(), "{}: expected a JSON object of tokenizer settings, not {}",
+             config.path, config.json.type_name());
+  return config;
+}
+
+// The string or boolean under `key`; `fallback` when the key is absent or null. A value of
+// another type is an error naming the file and the key (nlohmann's own names neither).
+template <typename T>
+T setting(const TokenizerConfig& config, const char* key, const T& fallback) {
+  static_assert(std::is_same_v<T, std::string> || std::is_same_v<T, bool>);
+  const auto it = config.json.find(key);
+  if (it == config.json.end() || it->is_null()) return fallback;
+  constexpr bool is_bool = std::is_same_v<T, bool>;
+  HEED_CHECK(is_bool ? it->is_boolean() : it->is_string(), "{}: {} is {}; it must be {}",
+             config.path, key, it->dump(), is_bool ? "true or false" : "a string");
+  return it->get<T>();
+}
+
+std::string class_of(const TokenizerConfig& config) {
+  return setting<std::string>(config, "tokenizer_class", "BertTokenizer");
 }
 
 // A model_max_length above this is transformers' "no limit" sentinel (int(1e30)).
@@ -62,35 +89,37 @@ void save_char_tokenizer(const data::CharTokenizer& tokenizer, const std::string
 }
 
 std::string tokenizer_class(const std::string& dir) {
-  return read_tokenizer_config(dir).value("tokenizer_class", "BertTokenizer");
+  return class_of(read_tokenizer_config(dir));
 }
 
 data::WordPieceTokenizer load_wordpiece(const std::string& dir) {
-  nlohmann::json j = read_tokenizer_config(dir);
-  HEED_CHECK(j.value("tokenizer_class", "BertTokenizer") == "BertTokenizer",
-             "{}: tokenizer is {}, not a WordPiece (BertTokenizer)", dir,
-             j.value("tokenizer_class", ""));
+  const TokenizerConfig config = read_tokenizer_config(dir);
+  const std::string cls = class_of(config);
+  HEED_CHECK(cls == "BertTokenizer", "{}: tokenizer is {}, not a WordPiece (BertTokenizer)", dir,
+             cls);
   data::WordPieceOptions o;
-  o.lowercase = j.value("do_lower_case", true);
-  if (auto it = j.find("strip_accents"); it != j.end() && it->is_boolean()) {
-    o.strip_accents = it->get<bool>();
+  o.lowercase = setting(config, "do_lower_case", true);
+  // Unset (absent or null) follows do_lower_case, as in transformers.
+  if (config.json.contains("strip_accents") && !config.json.at("strip_accents").is_null()) {
+    o.strip_accents = setting(config, "strip_accents", false);
   }
-  o.tokenize_chinese_chars = j.value("tokenize_chinese_chars", true);
+  o.tokenize_chinese_chars = setting(config, "tokenize_chinese_chars", true);
   return data::WordPieceTokenizer::from_file((fs::path(dir) / "vocab.txt").string(), o);
 }
 
 data::CharTokenizer load_char_tokenizer(const std::string& dir) {
-  nlohmann::json j = read_tokenizer_config(dir);
-  HEED_CHECK(j.value("tokenizer_class", "") == "HeedCharTokenizer",
-             "{}: tokenizer is {}, not heed's character tokenizer", dir,
-             j.value("tokenizer_class", ""));
+  const TokenizerConfig config = read_tokenizer_config(dir);
+  const std::string cls = class_of(config);
+  HEED_CHECK(cls == "HeedCharTokenizer", "{}: tokenizer is {}, not heed's character tokenizer", dir,
+             cls);
   return data::CharTokenizer::load(
-      (fs::path(dir) / j.value("file", "char_tokenizer.json")).string());
+      (fs::path(dir) / setting<std::string>(config, "file", "char_tokenizer.json")).string());
 }
 
 TruncationSettings load_truncation(const std::string& dir) {
-  const nlohmann::json j = read_tokenizer_config(dir);
-  const std::string path = (fs::path(dir) / "tokenizer_config.json").string();
+  const TokenizerConfig config = read_tokenizer_config(dir);
+  const nlohmann::json& j = config.json;
+  const std::string& path = config.path;
   TruncationSettings t;
   if (auto it = j.find("model_max_length"); it != j.end() && it->is_number()) {
     const double n = it->get<double>();

@@ -88,7 +88,10 @@ void save_pretrained(const PretrainedModel& model, const std::string& dir) {
 nlohmann::json read_model_config(const std::string& dir) {
   const fs::path path = fs::path(dir) / "config.json";
   HEED_CHECK(fs::exists(path), "{}: cannot open (is '{}' a model directory?)", path.string(), dir);
-  return io::read_json_file(path.string());
+  nlohmann::json config = io::read_json_file(path.string());
+  HEED_CHECK(config.is_object(), "{}: expected a JSON object of model settings, not {}",
+             path.string(), config.type_name());
+  return config;
 }
 
 std::string declared_architecture(const nlohmann::json& config) {
@@ -96,7 +99,11 @@ std::string declared_architecture(const nlohmann::json& config) {
       it != config.end() && it->is_array() && !it->empty() && (*it)[0].is_string()) {
     return (*it)[0].get<std::string>();
   }
-  const std::string type = config.value("model_type", "");
+  // find, not value(), which throws nlohmann's type_error for a config that is not an object
+  // or a model_type that is not a string: here either one means no model_type.
+  const auto model_type = config.find("model_type");
+  const std::string type =
+      model_type != config.end() && model_type->is_string() ? model_type->get<std::string>() : "";
   if (type == "bert") return "BertForMaskedLM";
   if (type == "gpt2") return "GPT2LMHeadModel";
   if (type == "bart") return "BartForConditionalGeneration";

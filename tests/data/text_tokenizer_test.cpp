@@ -5,6 +5,8 @@
 #include <string>
 
 #include "autograd/error.h"
+#include "data/tokenizer_io.h"
+#include "tests/data/test_util.h"
 
 namespace heed::data {
 namespace {
@@ -49,6 +51,40 @@ TEST(TextTokenizer, CharactersSplitSourcesAndTargetsTheirOwnWay) {
     EXPECT_EQ(std::string(e.what()),
               "task mlm needs a WordPiece tokenizer; this one is a character tokenizer");
   }
+}
+
+// Found by fuzz/json_files_fuzz.cpp: a tokenizer_config.json that is not an object, or whose
+// keys have the wrong type, let nlohmann's type_error out of the loaders ("cannot use value()
+// with array"), a message that names neither the file nor the key.
+TEST(TextTokenizer, MalformedTokenizerConfigIsAnErrorNamingTheFileAndKey) {
+  testing::ScratchDir dir;
+  dir.write("vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n");
+  const std::string model = dir.file("");
+  const std::pair<std::string, std::string> cases[] = {
+      {"[1]", "tokenizer_config.json: expected a JSON object of tokenizer settings, not array"},
+      {R"({"tokenizer_class": 5})",
+       "tokenizer_config.json: tokenizer_class is 5; it must be a string"},
+      {R"({"do_lower_case": "yes"})",
+       "tokenizer_config.json: do_lower_case is \"yes\"; it must be true or false"},
+      {R"({"strip_accents": 0})",
+       "tokenizer_config.json: strip_accents is 0; it must be true or false"},
+      {R"({"tokenizer_class": "HeedCharTokenizer", "file": []})",
+       "tokenizer_config.json: file is []; it must be a string"},
+  };
+  for (const auto& [json, message] : cases) {
+    dir.write("tokenizer_config.json", json);
+    try {
+      TextTokenizer::load(model);
+      ADD_FAILURE() << json << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  dir.write("tokenizer_config.json", "[1]");
+  EXPECT_THROW(load_truncation(model), Error);
+  // null and absent keys keep their defaults, as before.
+  dir.write("tokenizer_config.json", R"({"tokenizer_class": null, "strip_accents": null})");
+  EXPECT_EQ(TextTokenizer::load(model).encode("The"), TextTokenizer::load(model).encode("the"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "autograd/grad_mode.h"
 #include "autograd/random.h"
@@ -211,4 +212,34 @@ TEST(Checkpoint, MissingDirectoryIsAClearError) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Found by fuzz/json_files_fuzz.cpp: a config.json that is not an object, or whose model_type
+// is not a string, let nlohmann's type_error ("cannot use value() with array") out of
+// from_pretrained, a message that names neither the file nor the problem.
+TEST(Checkpoint, ConfigJsonThatIsNotAnObjectIsAClearError) {
+  const std::string dir = temp_dir("config_not_object");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/config.json") << "[1]";
+  try {
+    from_pretrained(dir);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "config.json: expected a JSON object of model settings, not array"),
+              std::string::npos)
+        << e.what();
+  }
+  std::ofstream(dir + "/config.json") << R"({"model_type": 5})";
+  EXPECT_EQ(declared_architecture(read_model_config(dir)), "model of unknown type");
+  try {
+    from_pretrained(dir);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unsupported architecture 'model of unknown type'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(declared_architecture(nlohmann::json::array()), "model of unknown type");
+  fs::remove_all(dir);
 }
