@@ -23,6 +23,13 @@ double layer_activations_per_token(double hidden, double ffn, double heads, doub
   return 12 * hidden + 3 * ffn + 2 * heads * keys;
 }
 
+// Rows of a micro-batch: train.batch_size, or the whole training set when that is smaller.
+double batch_rows(const RunConfig& c, const TaskData& d) {
+  const double examples = d.train ? static_cast<double>(d.train->size()) : 0.0;
+  const double rows = static_cast<double>(c.train.batch_size);
+  return examples > 0 ? std::min(rows, examples) : rows;
+}
+
 struct Shape {
   double parameters = 0, activations = 0;  // activations in floats, for the whole micro-batch
 };
@@ -30,7 +37,7 @@ struct Shape {
 Shape bert_shape(const RunConfig& c, const TaskData& d) {
   const nn::BertConfig m = bert_config(c, d);
   const double h = m.hidden_size, ffn = m.intermediate_size, layers = m.num_hidden_layers;
-  const double tokens = static_cast<double>(c.train.batch_size) * c.data.max_seq_length;
+  const double tokens = batch_rows(c, d) * c.data.max_seq_length;
   Shape s;
   s.parameters = (m.vocab_size + m.max_position_embeddings + m.type_vocab_size) * h + 2 * h +
                  layers * layer_parameters(h, ffn) + h * h + 3 * h + m.vocab_size;
@@ -44,7 +51,7 @@ Shape bert_shape(const RunConfig& c, const TaskData& d) {
 Shape gpt_shape(const RunConfig& c, const TaskData& d) {
   const nn::GPT2Config m = gpt2_config(c, d);
   const double h = m.n_embd, ffn = m.inner_size(), layers = m.n_layer;
-  const double tokens = static_cast<double>(c.train.batch_size) * c.data.max_seq_length;
+  const double tokens = batch_rows(c, d) * c.data.max_seq_length;
   Shape s;
   s.parameters = (m.vocab_size + m.n_positions) * h + 2 * h + layers * layer_parameters(h, ffn);
   s.activations =
@@ -56,8 +63,8 @@ Shape gpt_shape(const RunConfig& c, const TaskData& d) {
 Shape bart_shape(const RunConfig& c, const TaskData& d) {
   const nn::BartConfig m = bart_config(c, d);
   const double h = m.d_model;
-  const double source = static_cast<double>(c.train.batch_size) * c.data.max_source_length;
-  const double target = static_cast<double>(c.train.batch_size) * c.data.max_target_length;
+  const double source = batch_rows(c, d) * c.data.max_source_length;
+  const double target = batch_rows(c, d) * c.data.max_target_length;
   Shape s;
   // Shared embeddings, two position tables, the encoder's layers, and the decoder's, each with
   // a cross-attention block besides.
