@@ -150,7 +150,9 @@ class Run {
         format_bytes(e.total()),
         e.parameters >= 1e9 ? fmt::format("{:.1f}B", e.parameters / 1e9)
                             : fmt::format("{:.1f}M", e.parameters / 1e6),
-        format_bytes(e.parameter_bytes), c_.train.batch_size, format_bytes(e.activation_bytes));
+        format_bytes(e.parameter_bytes),
+        std::min<int64_t>(c_.train.batch_size, static_cast<int64_t>(data_.train->size())),
+        format_bytes(e.activation_bytes));
     if (machine && e.total() > *machine && c_.train.check_memory) {
       config_fail(c_.origins.where("model"),
                   "model: the run needs {}, more than this machine's {}; make the model or "
