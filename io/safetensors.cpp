@@ -220,7 +220,8 @@ nlohmann::json parse_header_json(const std::string& path, std::string_view text)
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text.begin(), text.end(), watch_keys);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number too large for a double (1e400).
     fail("{}: header is not valid JSON: {}", path, e.what());
   }
   HEED_CHECK(!duplicate_key, "{}: header has the key '{}' more than once", path, *duplicate_key);

@@ -408,6 +408,17 @@ TEST(Safetensors, RejectsAHeaderThatIsNotJson) {
   expect_rejected(file_with_header(R"({"a": 1} trailing)", ""), {"not valid JSON"});
 }
 
+// Found by fuzz/safetensors_fuzz.cpp: a number too large for a double made the JSON parser
+// throw out_of_range, which the reader let out instead of its own error.
+TEST(Safetensors, RejectsAHeaderNumberTooLargeForADouble) {
+  // The fuzzer's input, minimised: a 9-byte header "1e1111\x01" "1\x01".
+  expect_rejected(bytes({9, 0, 0, 0, 0, 0, 0, 0, '1', 'e', '1', '1', '1', '1', 1, '1', 1}),
+                  {"header is not valid JSON", "number overflow"});
+  expect_rejected(file_with_header(R"({"a":{"dtype":"F32","shape":[1e400],"data_offsets":[0,4]}})",
+                                   std::string(4, '\0')),
+                  {"header is not valid JSON", "number overflow"});
+}
+
 TEST(Safetensors, RejectsAHeaderThatIsNotAnObject) {
   expect_rejected(file_with_header("[1, 2]", ""), {"header must be a JSON object, not array"});
 }
