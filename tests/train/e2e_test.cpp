@@ -348,7 +348,8 @@ TEST(EndToEnd, APerClassMetricIsCheckedAgainstTheTrainingLabelsBeforeAnyWork) {
 namespace {
 
 void expect_config_error(const std::string& yaml, const std::string& fragment) {
-  const std::string dir = fresh_dir("bad_config");
+  // One directory per process: ctest runs the tests that call this in parallel.
+  const std::string dir = fresh_dir("bad_config_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = dir + "/bad.yaml";
   std::ofstream(path) << yaml;
