@@ -66,12 +66,14 @@ for t in "${targets[@]}"; do
   before=$(find "$work/findings" -type f | wc -l)
   echo "fuzz.sh: $t for ${seconds} s (log: $work/fuzz-0.log)"
   status=0
+  started=$(date +%s)
   # -jobs=1: one fuzzing process, restarted by nothing; its output goes to fuzz-0.log.
   (cd "$work" && rm -f fuzz-0.log &&
     nice -n 10 "$build/fuzz/$t" -jobs=1 -workers=1 -max_total_time="$seconds" -timeout=25 \
       -rss_limit_mb=4096 -max_len=16384 -print_final_stats=1 \
       -artifact_prefix="$work/findings/" "${dict[@]}" "$work/corpus" >/dev/null 2>&1) ||
     status=$?
+  ran=$(($(date +%s) - started))
   log="$work/fuzz-0.log"
   execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' ||
     true)
@@ -87,12 +89,13 @@ for t in "${targets[@]}"; do
   else
     result="nothing found"
   fi
-  line=$(printf '%-18s %10s execs  %-22s %s' "$t" "${execs:-?}" "${cov:-cov: ?}" "$result")
+  line=$(printf '%-18s %5s s %10s execs  %-22s %s' "$t" "$ran" "${execs:-?}" "${cov:-cov: ?}" \
+    "$result")
   summary+=("$line")
   echo "$line"
 done
 
 echo
-echo "fuzz.sh: ${seconds} s per target"
+echo "fuzz.sh: up to ${seconds} s per target (a finding stops a target early)"
 printf '%s\n' "${summary[@]}"
 exit $found
