@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "train/config/config_origins.h"
 #include "train/tasks/model_configs.h"
 
 namespace heed::train {
@@ -139,6 +140,26 @@ std::string format_bytes(double bytes) {
   if (bytes >= 1e12) return fmt::format("{:.0f} TB", bytes / 1e12);
   if (bytes >= 1e9) return fmt::format("{:.2f} GB", bytes / 1e9);
   return fmt::format("{:.0f} MB", bytes / 1e6);
+}
+
+void check_memory(const RunConfig& c, const TaskData& data, const Log& log) {
+  const MemoryEstimate e = estimate_memory(c, data);
+  const std::optional<double> machine = available_memory_bytes();
+  const std::string estimate = fmt::format(
+      "about {} ({} parameters with gradients and optimizer state: {}; activations of a "
+      "micro-batch of {}: {})",
+      format_bytes(e.total()),
+      e.parameters >= 1e9 ? fmt::format("{:.1f}B", e.parameters / 1e9)
+                          : fmt::format("{:.1f}M", e.parameters / 1e6),
+      format_bytes(e.parameter_bytes), batch_rows(c, data), format_bytes(e.activation_bytes));
+  if (machine && e.total() > *machine && c.train.check_memory) {
+    config_fail(c.origins.where("model"),
+                "model: the run needs {}, more than this machine's {}; make the model or "
+                "train.batch_size smaller, or set train.check_memory: false to try anyway",
+                estimate, format_bytes(*machine));
+  }
+  log(fmt::format("memory: {}{}", estimate,
+                  machine ? fmt::format(" of the machine's {}", format_bytes(*machine)) : ""));
 }
 
 }  // namespace heed::train

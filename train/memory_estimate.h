@@ -28,4 +28,8 @@ std::optional<double> available_memory_bytes();
 // "1.23 GB"
 std::string format_bytes(double bytes);
 
+// Logs the estimate; with train.check_memory, a run that exceeds the machine's memory is a
+// ConfigError before anything is allocated.
+void check_memory(const RunConfig& config, const TaskData& data, const Log& log);
+
 }  // namespace heed::train

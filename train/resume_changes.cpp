@@ -1,10 +1,16 @@
 #include "train/resume_changes.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include "io/text_file.h"
+#include "train/config/config_origins.h"
 
 namespace heed::train {
 namespace {
@@ -79,6 +85,25 @@ std::vector<ConfigChange> config_changes(std::string_view saved_yaml,
 
 bool applies_on_resume(std::string_view key) {
   return std::ranges::find(kApplied, key) != kApplied.end();
+}
+
+void check_resume_changes(const std::string& checkpoint_dir, const RunConfig& c, const Log& log) {
+  const std::filesystem::path saved = std::filesystem::path(checkpoint_dir) / "run_config.yaml";
+  if (!std::filesystem::exists(saved)) return;  // written before checkpoints recorded it
+  std::vector<std::string> applied;
+  for (const ConfigChange& change :
+       config_changes(io::read_text_file(saved.string()), to_yaml(c))) {
+    if (!applies_on_resume(change.key)) {
+      config_fail(c.origins.where(change.key),
+                  "{}: is {} but was {} in {}; it shaped what the run has learnt so far, so a "
+                  "resumed run cannot change it (set it back, or start a new train.output_dir)",
+                  change.key, change.now, change.was, saved.string());
+    }
+    applied.push_back(fmt::format("{} {} -> {}", change.key, change.was, change.now));
+  }
+  if (!applied.empty()) {
+    log(fmt::format("resume: changed since {}: {}", checkpoint_dir, fmt::join(applied, ", ")));
+  }
 }
 
 }  // namespace heed::train

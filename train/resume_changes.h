@@ -9,6 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "train/config/config.h"
+#include "train/tasks/task_data.h"
+
 namespace heed::train {
 
 struct ConfigChange {
@@ -22,5 +25,10 @@ std::vector<ConfigChange> config_changes(std::string_view saved_yaml,
 
 // Whether a resumed run may take `key`'s new value.
 bool applies_on_resume(std::string_view key);
+
+// Compares `config` with the run_config.yaml of `checkpoint_dir`: logs the changes that apply,
+// and throws a ConfigError naming where the first refused key was set.
+void check_resume_changes(const std::string& checkpoint_dir, const RunConfig& config,
+                          const Log& log);
 
 }  // namespace heed::train

@@ -3,16 +3,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <thread>
-
-#include <fmt/ranges.h>
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
@@ -20,7 +15,6 @@
 #include "io/atomic_file.h"
 #include "io/directory_lock.h"
 #include "io/json_file.h"
-#include "io/text_file.h"
 #include "nn/pretrained_io.h"
 #include "optim/schedule.h"
 #include "train/best_model.h"
@@ -29,6 +23,8 @@
 #include "train/evaluation.h"
 #include "train/memory_estimate.h"
 #include "train/metrics.h"
+#include "train/metrics_log.h"
+#include "train/output_dir.h"
 #include "train/resume_changes.h"
 #include "train/task_setup.h"
 #include "train/tasks/task.h"
@@ -77,12 +73,12 @@ class Run {
       : c_(config), task_(task_for(config.task)), hooks_(hooks) {}
 
   TrainerResult execute() {
-    claim_output_dir();
+    const Log log = [this](const std::string& line) { say(line); };
+    output_dir_lock_ = claim_output_dir(c_, log);
     if (c_.train.threads > 0) set_num_threads(static_cast<int>(c_.train.threads));
     if (c_.train.dtype == DType::bf16) set_matmul_precision(MatmulPrecision::bf16);
-    const auto log = [this](const std::string& line) { say(line); };
     data_ = build_task_data(c_, log);
-    check_memory();
+    check_memory(c_, data_, log);
     warn_of_oversubscription();
     model_ = build_model(c_, data_, log);
     if (c_.eval.load_best_model_at_end) track_best_model();
@@ -106,61 +102,6 @@ class Run {
       bar_visible_ = false;
     }
     std::fprintf(stderr, "%s\n", line.c_str());
-  }
-
-  // A fresh run into a directory that holds an earlier run would append to its metrics.jsonl,
-  // and the rotation that keeps the newest checkpoints by step would delete the new run's
-  // lower-numbered ones as soon as they were written. So it stops before any work, unless
-  // told to continue the earlier run (--resume) or to replace it.
-  void claim_output_dir() {
-    const std::string& dir = c_.train.output_dir;
-    fs::create_directories(dir);
-    std::string holder;
-    output_dir_lock_ = io::DirectoryLock::try_lock(dir, &holder);
-    if (!output_dir_lock_) {
-      throw ConfigError(fmt::format(
-          "train.output_dir: '{}' is in use by {}, another run writing there; wait for it to "
-          "end, or choose another directory",
-          dir, holder));
-    }
-    const std::vector<std::string> earlier = earlier_run_files(dir);
-    if (c_.train.resume == Resume::kNever && !earlier.empty()) {
-      if (!c_.train.overwrite_output_dir) {
-        throw ConfigError(fmt::format(
-            "train.output_dir: '{}' already holds an earlier run ({}); continue it with "
-            "--resume, replace it with --set train.overwrite_output_dir=true, or choose "
-            "another directory",
-            dir, fmt::join(earlier, ", ")));
-      }
-      // The token caches and a vocabulary built there stay: they depend on the data and the
-      // tokenizer, not on the run.
-      for (const std::string& name : earlier) fs::remove_all(fs::path(dir) / name);
-      say(fmt::format("train.overwrite_output_dir: removed {} from {}", fmt::join(earlier, ", "),
-                      dir));
-    }
-  }
-
-  // Says what the run will hold in memory, and refuses one that cannot fit before it allocates.
-  void check_memory() {
-    const MemoryEstimate e = estimate_memory(c_, data_);
-    const std::optional<double> machine = available_memory_bytes();
-    const std::string estimate = fmt::format(
-        "about {} ({} parameters with gradients and optimizer state: {}; activations of a "
-        "micro-batch of {}: {})",
-        format_bytes(e.total()),
-        e.parameters >= 1e9 ? fmt::format("{:.1f}B", e.parameters / 1e9)
-                            : fmt::format("{:.1f}M", e.parameters / 1e6),
-        format_bytes(e.parameter_bytes),
-        std::min<int64_t>(c_.train.batch_size, static_cast<int64_t>(data_.train->size())),
-        format_bytes(e.activation_bytes));
-    if (machine && e.total() > *machine && c_.train.check_memory) {
-      config_fail(c_.origins.where("model"),
-                  "model: the run needs {}, more than this machine's {}; make the model or "
-                  "train.batch_size smaller, or set train.check_memory: false to try anyway",
-                  estimate, format_bytes(*machine));
-    }
-    say(fmt::format("memory: {}{}", estimate,
-                    machine ? fmt::format(" of the machine's {}", format_bytes(*machine)) : ""));
   }
 
   void warn_of_oversubscription() {
@@ -201,7 +142,8 @@ class Run {
         latest_checkpoint(c_.train.output_dir, [this](const std::string& line) { say(line); });
     if (!dir) {
       say(fmt::format("resume: no checkpoint in {}; starting from step 0", c_.train.output_dir));
-      truncate_metrics_after(0);  // a run killed before its first checkpoint logged steps
+      truncate_metrics_after(c_.train.output_dir,
+                             0);  // a run killed before its first checkpoint logged steps
       return;
     }
     nlohmann::json state = io::read_json_file(dir.value() + "/trainer_state.json");
@@ -216,7 +158,7 @@ class Run {
         }
       }
     }
-    check_config_changes(*dir);
+    check_resume_changes(*dir, c_, [this](const std::string& line) { say(line); });
     if (best_ && state.contains("best_model")) {
       best_->load_state(state.at("best_model"), *dir);
     } else if (best_) {
@@ -237,61 +179,9 @@ class Run {
                       state.at("loader").at("batch").get<uint64_t>()});
     model_->dropout_generator->set_state({state.at("dropout_rng").at("seed").get<uint64_t>(),
                                           state.at("dropout_rng").at("offset").get<uint64_t>()});
-    truncate_metrics_after(step_);
+    truncate_metrics_after(c_.train.output_dir, step_);
     resumed_from_ = *dir;
     say(fmt::format("resumed from {} at step {}", dir.value(), step_));
-  }
-
-  // The keys changed since the checkpoint ran: those that only steer the rest of the run
-  // apply, and are said; the others stop the run, naming where the key was set.
-  void check_config_changes(const std::string& dir) {
-    const fs::path saved = fs::path(dir) / "run_config.yaml";
-    if (!fs::exists(saved)) return;  // written before checkpoints recorded their config
-    const std::vector<ConfigChange> changes =
-        config_changes(io::read_text_file(saved.string()), to_yaml(c_));
-    std::vector<std::string> applied;
-    for (const ConfigChange& change : changes) {
-      if (applies_on_resume(change.key)) {
-        applied.push_back(fmt::format("{} {} -> {}", change.key, change.was, change.now));
-        continue;
-      }
-      config_fail(c_.origins.where(change.key),
-                  "{}: is {} but was {} in {}; it shaped what the run has learnt so far, so a "
-                  "resumed run cannot change it (set it back, or start a new train.output_dir)",
-                  change.key, change.now, change.was, saved.string());
-    }
-    if (!applied.empty()) {
-      say(fmt::format("resume: changed since {}: {}", dir, fmt::join(applied, ", ")));
-    }
-  }
-
-  // Drops records of steps after `step` from metrics.jsonl: an interrupted run may have
-  // logged past its last checkpoint, and the resumed run logs those steps again.
-  void truncate_metrics_after(int64_t step) {
-    const fs::path path = fs::path(c_.train.output_dir) / "metrics.jsonl";
-    if (!fs::exists(path)) return;
-    std::ifstream in(path);
-    std::vector<std::string> kept;
-    std::string line;
-    while (std::getline(in, line)) {
-      try {
-        if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept.push_back(line);
-      } catch (const nlohmann::json::exception&) {
-        // A line cut short by a kill: drop it.
-      }
-    }
-    in.close();
-    std::string text;
-    for (const std::string& l : kept) text += l + "\n";
-    io::write_file_atomically(path.string(), text);
-  }
-
-  void record(const nlohmann::json& j) {
-    const fs::path path = fs::path(c_.train.output_dir) / "metrics.jsonl";
-    std::ofstream out(path, std::ios::app);
-    out << j.dump() << "\n";
-    out.flush();
-    HEED_CHECK(out.good(), "{}: cannot append a record: {}", path.string(), std::strerror(errno));
   }
 
   std::map<std::string, double> evaluate(const std::shared_ptr<const data::Dataset>& split) {
@@ -314,7 +204,7 @@ class Run {
       j[k] = v;
       line += fmt::format(" {} {:.4f}", k, v);
     }
-    record(j);
+    append_metrics_record(c_.train.output_dir, j);
     say(line);
     if (result) result->final_metrics[name] = m;
     return m;
@@ -466,12 +356,12 @@ class Run {
     const double tokens_per_s = interval_.tokens / std::max(seconds, 1e-9);
     report_progress(o.loss, lr, tokens_per_s);
     if (step_ % c_.logging.every_steps != 0 && step_ != c_.train.max_steps) return;
-    record({{"step", step_},
-            {"loss", interval_.loss / interval_.steps},
-            {"lr", lr},
-            {"grad_norm", o.grad_norm},
-            {"tokens_per_second", tokens_per_s},
-            {"elapsed_seconds", elapsed()}});
+    append_metrics_record(c_.train.output_dir, {{"step", step_},
+                                                {"loss", interval_.loss / interval_.steps},
+                                                {"lr", lr},
+                                                {"grad_norm", o.grad_norm},
+                                                {"tokens_per_second", tokens_per_s},
+                                                {"elapsed_seconds", elapsed()}});
     interval_ = Interval{.start = Clock::now()};
   }
 
