@@ -115,4 +115,26 @@ TEST(Pipeline, AMalformedFileNamesItsLine) {
       << o.output;
 }
 
+TEST(Pipeline, AKeyThatIsNotANameIsNamedAsWhatItIs) {
+  // A list as a key (`? [a, b]`) was yaml-cpp's BadConversion, found by the run_config fuzz
+  // target.
+  const std::string dir = fresh_dir("pipeline_list_key");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/list_key.yaml")
+      << "pipeline:\n  - configs/tiny/bert_mlm.yaml\n? [a, b]\n: 1\n";
+  Outcome o = run_train("--config " + dir + "/list_key.yaml");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_EQ(o.output, "train: " + dir +
+                          "/list_key.yaml:3: unknown key a list: a pipeline file holds "
+                          "`pipeline` only\n");
+  std::ofstream(dir + "/stage_key.yaml")
+      << "pipeline:\n  - {config: configs/tiny/bert_mlm.yaml, [x]: 1}\n";
+  o = run_train("--config " + dir + "/stage_key.yaml");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("pipeline: a stage takes `config` (a path) and `set` (a list of "
+                          "key=value), got a list: '1'"),
+            std::string::npos)
+      << o.output;
+}
+
 }  // namespace

@@ -1,19 +1,17 @@
 // YAML -> RunConfig: parse the file, apply the `--set` overrides to the YAML tree, read it
 // through the schema (types, unknown keys, required keys), then validate the values.
-#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "train/config/config.h"
 #include "train/config/config_origins.h"
 #include "train/config/config_schema.h"
 #include "train/config/did_you_mean.h"
-#include "train/config/pipeline.h"
+#include "train/config/yaml_file.h"
 
 namespace heed::train {
 namespace {
@@ -43,19 +41,6 @@ const std::map<std::string, std::string, std::less<>> kAliases = {
     {"block_size", "data.max_seq_length"},
 };
 
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      return "'" + node.Scalar() + "'";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    default:
-      return "null";
-  }
-}
-
 // A key/value of a mapping, with the key's line (the value of `key:` on its own may sit on
 // the next line).
 struct Entry {
@@ -69,7 +54,7 @@ struct Ctx {
   std::string where;
   std::string key;
   [[noreturn]] void fail_expected(const char* what, const YAML::Node& node) const {
-    config_fail(where, "{}: expected {}, got {}", key, what, describe(node));
+    config_fail(where, "{}: expected {}, got {}", key, what, describe_yaml(node));
   }
 };
 
@@ -275,7 +260,7 @@ class Reader {
     for (auto it = map.begin(); it != map.end(); ++it) {
       const int line = it->first.Mark().line + 1;
       if (!it->first.IsScalar()) {
-        config_fail(origin(prefix, line), "expected a key name, got {}", describe(it->first));
+        config_fail(origin(prefix, line), "expected a key name, got {}", describe_yaml(it->first));
       }
       Entry entry{it->first.Scalar(), line, it->second};
       const Entry* first =
@@ -296,7 +281,7 @@ class Reader {
       config_fail(origin(prefix + "<<", merge->line),
                   "'<<' (a YAML merge key) takes a mapping or a list of mappings, as <<: *name, "
                   "got {}",
-                  describe(merge->value));
+                  describe_yaml(merge->value));
     }
     merging.push_back(map);
     for (const YAML::Node& source : sources) {
@@ -424,30 +409,11 @@ void apply_override(YAML::Node& root, const std::string& text,
   overrides[key] = text;
 }
 
-YAML::Node parse_file(const std::string& path) {
-  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(fmt::format("{}: is a directory, not a YAML config file", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return YAML::Load(text.str());
-  } catch (const YAML::DeepRecursion& e) {
-    // yaml-cpp stops at a fixed depth with the message "bad file".
-    throw ConfigError(fmt::format("{}:{}: invalid YAML: nested more than {} levels deep", path,
-                                  e.mark.line + 1, e.depth()));
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("{}:{}: invalid YAML: {}", path, e.mark.line + 1, e.msg));
-  }
-}
-
 }  // namespace
 
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
                           const ConfigChecks& checks) {
-  YAML::Node root = parse_file(path);
+  YAML::Node root = parse_yaml_file(path);
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) {
     throw ConfigError(
@@ -464,59 +430,6 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
   validate(config, origins, checks);
   config.origins = std::move(origins);
   return config;
-}
-
-std::optional<std::vector<PipelineStage>> read_pipeline(const std::string& path) {
-  const YAML::Node root = parse_file(path);
-  if (!root.IsMap() || !root["pipeline"]) return std::nullopt;
-  const auto where = [&](const YAML::Node& node) {
-    return fmt::format("{}:{}", path, node.Mark().line + 1);
-  };
-  for (const auto& entry : root) {
-    const std::string key = entry.first.as<std::string>();
-    if (key != "pipeline") {
-      config_fail(where(entry.first), "unknown key '{}': a pipeline file holds `pipeline` only",
-                  key);
-    }
-  }
-  const YAML::Node list = root["pipeline"];
-  if (!list.IsSequence() || list.size() == 0) {
-    config_fail(where(list), "pipeline: expected a list of stages, got {}", describe(list));
-  }
-  std::vector<PipelineStage> stages;
-  for (const YAML::Node& item : list) {
-    PipelineStage stage{.where = where(item)};
-    if (item.IsScalar()) {
-      stage.config = item.as<std::string>();
-    } else if (item.IsMap()) {
-      for (const auto& field : item) {
-        const std::string key = field.first.as<std::string>();
-        const YAML::Node& value = field.second;
-        if (key == "config" && value.IsScalar()) {
-          stage.config = value.as<std::string>();
-        } else if (key == "set" && value.IsSequence()) {
-          for (const YAML::Node& text : value) {
-            if (!text.IsScalar()) {
-              config_fail(where(text), "pipeline: `set` takes key=value texts, got {}",
-                          describe(text));
-            }
-            stage.overrides.push_back(text.as<std::string>());
-          }
-        } else {
-          config_fail(where(field.first),
-                      "pipeline: a stage takes `config` (a path) and `set` (a list of "
-                      "key=value), got '{}': {}",
-                      key, describe(value));
-        }
-      }
-    } else {
-      config_fail(stage.where, "pipeline: a stage is a config path or {{config, set}}, got {}",
-                  describe(item));
-    }
-    if (stage.config.empty()) config_fail(stage.where, "pipeline: the stage names no config");
-    stages.push_back(std::move(stage));
-  }
-  return stages;
 }
 
 }  // namespace heed::train
