@@ -20,11 +20,7 @@ namespace {
 
 // Six steps with a checkpoint every two, each step's loss logged.
 std::string short_run(const std::string& out, const std::string& extra = "") {
-  return "--config configs/tiny/bert_mlm.yaml --set train.output_dir=" + out +
-         " --set tokenizer.vocab=" + out +
-         "/vocab.txt --set train.max_steps=6 --set schedule.warmup_steps=1 "
-         "--set checkpoint.every_steps=2 --set logging.every_steps=1 --set eval.every_steps=0 " +
-         extra;
+  return short_mlm_run(out, 6, extra);
 }
 
 // The environment that preloads the fault: `action` (ENOSPC or KILL) on `op` (write or

@@ -14,11 +14,7 @@ namespace {
 
 // Four steps with a checkpoint every two, each step's loss and learning rate logged.
 std::string four_steps(const std::string& out, const std::string& extra = "") {
-  return "--config configs/tiny/bert_mlm.yaml --set train.output_dir=" + out +
-         " --set tokenizer.vocab=" + out +
-         "/vocab.txt --set train.max_steps=4 --set schedule.warmup_steps=1 "
-         "--set checkpoint.every_steps=2 --set logging.every_steps=1 --set eval.every_steps=0 " +
-         extra;
+  return short_mlm_run(out, 4, extra);
 }
 
 // The learning rate metrics.jsonl logged for `step`.

@@ -37,6 +37,17 @@ inline Outcome run_train(const std::string& args, const std::string& env = "") {
   return o;
 }
 
+// The tiny MLM for `steps` steps into `out`, a checkpoint every two, each step's loss and
+// learning rate logged, no evaluation before the end: for the tests of faults and resuming.
+inline std::string short_mlm_run(const std::string& out, int steps, const std::string& extra) {
+  return "--config configs/tiny/bert_mlm.yaml --set train.output_dir=" + out +
+         " --set tokenizer.vocab=" + out +
+         "/vocab.txt --set train.max_steps=" + std::to_string(steps) +
+         " --set schedule.warmup_steps=1 --set checkpoint.every_steps=2 "
+         "--set logging.every_steps=1 --set eval.every_steps=0 " +
+         extra;
+}
+
 inline std::string fresh_dir(const std::string& name) {
   fs::path p = fs::path(::testing::TempDir()) / ("heed_e2e_" + name);
   fs::remove_all(p);
