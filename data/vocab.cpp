@@ -32,6 +32,11 @@ Vocab Vocab::load(const std::string& path) {
   while (std::getline(in, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    // A token of its own ending in "\r" would not survive save (its line end would be read as
+    // a Windows one); WordPiece never makes one, since "\r" is whitespace to it.
+    HEED_CHECK(line.empty() || line.back() != '\r',
+               "{}:{}: the token ends in a carriage return (a \"\\r\\r\\n\" line end?)", path,
+               line_no);
     if (size_t bad = find_invalid_utf8(line); bad != std::string::npos)
       fail("{}:{}: invalid UTF-8 at byte {} of the line", path, line_no, bad);
     // A second id for a token would leave one of the two unreachable: which one encoding
@@ -52,6 +57,12 @@ void Vocab::save(const std::string& path) const {
   std::string text;
   for (const std::string& t : tokens_) {
     HEED_CHECK(t.find('\n') == std::string::npos, "{}: token with a newline cannot be saved", path);
+    // load strips one "\r" from each line end (Windows line ends), so this token would load
+    // back without its own.
+    HEED_CHECK(t.empty() || t.back() != '\r',
+               "{}: token {} ends in a carriage return and cannot be saved (it would load back "
+               "without it)",
+               path, static_cast<int32_t>(&t - tokens_.data()));
     text += t;
     text += '\n';
   }

@@ -11,14 +11,11 @@
 //                             its order, through the real readers of its parts (the data order
 //                             check, BestModel::load_state, LRScheduler::load_state_dict)
 #include <filesystem>
-#include <initializer_list>
-#include <optional>
-#include <stdexcept>
-#include <type_traits>
 
 #include "data/char_tokenizer.h"
 #include "data/tokenizer_io.h"
 #include "fuzz/fuzz_util.h"
+#include "io/json_fields.h"
 #include "io/json_file.h"
 #include "nn/models/config_json.h"
 #include "nn/pretrained_io.h"
@@ -46,53 +43,8 @@ struct SmallModel {
   void divides(const char*, int64_t, const char*, int64_t) {}
 };
 
-// A JSON number that nlohmann's get<int64_t>() (get<uint64_t>()) cannot convert without
-// undefined behaviour: a float outside the integer type's range.
-bool float_outside(const nlohmann::json& value, bool to_unsigned) {
-  if (!value.is_number_float()) return false;
-  const double v = value.get<double>();
-  return to_unsigned ? !(v > -1.0 && v < 0x1p64) : !(v >= -0x1p63 && v < 0x1p63);
-}
-
-// Open findings in nn/models/config_json.cpp (README.md), kept from stopping the target:
-// the integer fields are read with get<int64_t>(), undefined for a float out of range, and
-// id2label's keys with std::stoll and its values with get<std::string>(), which throw
-// std::invalid_argument, std::out_of_range and nlohmann's type_error.
-struct KnownConfigFinding {
-  const nlohmann::json& json;
-  bool found = false;
-  template <typename T>
-  void field(const char* name, const T&, const heed::nn::Field&) {
-    constexpr bool integer =
-        std::is_same_v<T, int64_t> || std::is_same_v<T, std::optional<int64_t>>;
-    const auto it = json.find(name);
-    if (integer && it != json.end() && float_outside(*it, false)) found = true;
-  }
-  void divides(const char*, int64_t, const char*, int64_t) {}
-
-  template <typename Config>
-  static bool in(const nlohmann::json& json) {
-    KnownConfigFinding known{json};
-    const Config defaults;
-    Config::visit(defaults, known);
-    const auto labels = json.find("id2label");
-    if (labels != json.end() && labels->is_object()) {
-      for (const auto& [key, value] : labels->items()) {
-        try {
-          (void)std::stoll(key);
-        } catch (const std::logic_error&) {
-          known.found = true;
-        }
-        known.found = known.found || !value.is_string();
-      }
-    }
-    return known.found;
-  }
-};
-
 template <typename Config>
 void check_model_config(const nlohmann::json& json, Config (*read)(const nlohmann::json&)) {
-  if (KnownConfigFinding::in<Config>(json)) return;
   const Config config = read(json);
   config.validate();
   SmallModel small;
@@ -145,62 +97,28 @@ void char_tokenizer(std::string_view bytes) {
   for (int32_t id : t.encode(kText)) HEED_FUZZ_REQUIRE(id >= 0 && id < t.vocab_size());
 }
 
-// The trainer's resume (train/trainer.cpp), of a run with the default config, an AdamW and a
-// linear schedule, that tracks the best model by loss.
+// The trainer's resume (train/trainer.cpp), in its order, of a run with the default config,
+// an AdamW and a linear schedule, that tracks the best model by loss.
 void trainer_state(std::string_view bytes) {
   const std::string dir = (heed::fuzz::scratch_dir() / "checkpoint-1").string();
-  const nlohmann::json state =
-      heed::io::read_json_file(write_scratch("checkpoint-1/trainer_state.json", bytes));
-  const heed::train::RunConfig run;
-  if (state.contains("data_order")) {
-    const nlohmann::json now = heed::train::data_order(run);
-    for (const auto& [key, saved] : state.at("data_order").items()) {
-      if (now.contains(key) && now.at(key) != saved) return;  // the trainer's ConfigError
-    }
+  const std::string path = write_scratch("checkpoint-1/trainer_state.json", bytes);
+  const nlohmann::json json = heed::io::read_json_file(path);
+  const heed::io::JsonFields state(json, path);
+  heed::train::check_data_order(state, heed::train::RunConfig{}, dir);
+  heed::train::BestModel best("loss", false);
+  if (state.has("best_model")) {
+    best.load_state(state.object("best_model"), dir);
+  } else {
+    (void)state.int64("step");
   }
-  // Open finding (README.md): resume's own reads (state.at(...).get<...>()) and
-  // BestModel::load_state let nlohmann's exceptions out for a missing key or a wrong type,
-  // messages that name neither the file nor the field. They are tolerated here, so that the
-  // target goes on looking for what is worse.
-  // Open finding (README.md): resume (and BestModel::load_state and
-  // LRScheduler::load_state_dict) read integers with get<int64_t>() or get<uint64_t>(),
-  // undefined for a float out of range.
-  const auto outside = [&](std::initializer_list<const char*> path, bool to_unsigned) {
-    const nlohmann::json* v = &state;
-    for (const char* key : path) {
-      if (!v->is_object() || !v->contains(key)) return false;
-      v = &v->at(key);
-    }
-    return float_outside(*v, to_unsigned);
-  };
-  if (outside({"step"}, false) || outside({"tokens_seen"}, false) ||
-      outside({"scheduler", "step"}, false) || outside({"best_model", "best_global_step"}, false) ||
-      outside({"loader", "epoch"}, true) || outside({"loader", "batch"}, true) ||
-      outside({"dropout_rng", "seed"}, true) || outside({"dropout_rng", "offset"}, true)) {
-    return;
-  }
-  try {
-    heed::train::BestModel best("loss", false);
-    if (state.contains("best_model")) {
-      best.load_state(state.at("best_model"), dir);
-    } else {
-      (void)state.at("step").get<int64_t>();
-    }
-    // Two groups, as the trainer's AdamW has: decayed weights, and biases and norms.
-    heed::optim::AdamW optimizer(std::vector<heed::optim::ParamGroup>{
-        {.params = {{"w", heed::zeros({2})}}},
-        {.params = {{"b", heed::zeros({2})}}, .weight_decay = 0.0}});
-    heed::optim::LRScheduler scheduler(optimizer, heed::optim::make_schedule("linear", 10, 100));
-    scheduler.load_state_dict(state.at("scheduler"));
-    (void)state.at("step").get<int64_t>();
-    (void)state.value("tokens_seen", int64_t{0});
-    (void)state.value("elapsed_seconds", 0.0);
-    (void)state.at("loader").at("epoch").get<uint64_t>();
-    (void)state.at("loader").at("batch").get<uint64_t>();
-    (void)state.at("dropout_rng").at("seed").get<uint64_t>();
-    (void)state.at("dropout_rng").at("offset").get<uint64_t>();
-  } catch (const nlohmann::json::exception&) {
-  }
+  // Two groups, as the trainer's AdamW has: decayed weights, and biases and norms.
+  heed::optim::AdamW optimizer(std::vector<heed::optim::ParamGroup>{
+      {.params = {{"w", heed::zeros({2})}}},
+      {.params = {{"b", heed::zeros({2})}}, .weight_decay = 0.0}});
+  heed::optim::LRScheduler scheduler(optimizer, heed::optim::make_schedule("linear", 10, 100));
+  scheduler.load_state_dict(state.object("scheduler"));
+  const heed::train::ResumePoint point = heed::train::read_resume_point(state);
+  HEED_FUZZ_REQUIRE(point.step >= 0 && scheduler.last_step() >= 0);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // The vocabulary loader (data/vocab.h) on arbitrary bytes as vocab.txt, then the WordPiece
 // tokenizer (data/wordpiece.h) over that vocabulary on a fixed text and on texts made of the
 // vocabulary's own tokens, so that odd tokens meet the matcher.
-#include <algorithm>
 #include <string>
 
 #include "data/vocab.h"
@@ -31,15 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     HEED_FUZZ_REQUIRE(vocab->find(token) == id);
   }
   // A saved vocabulary loads as the same tokens (a checkpoint's vocab.txt is the trained one).
-  // Not yet for a token that ends in "\r" (a "\r\r\n" line end): save writes it as "...\r\n",
-  // which load reads back without the "\r" (an open finding, README.md).
-  const bool has_cr_token = std::ranges::any_of(
-      vocab->tokens(), [](const std::string& t) { return !t.empty() && t.back() == '\r'; });
-  if (!has_cr_token) {
-    const std::string copy = (heed::fuzz::scratch_dir() / "saved_vocab.txt").string();
-    vocab->save(copy);
-    HEED_FUZZ_REQUIRE(heed::data::Vocab::load(copy).tokens() == vocab->tokens());
-  }
+  const std::string copy = (heed::fuzz::scratch_dir() / "saved_vocab.txt").string();
+  vocab->save(copy);
+  HEED_FUZZ_REQUIRE(heed::data::Vocab::load(copy).tokens() == vocab->tokens());
 
   for (bool lowercase : {true, false}) {
     std::optional<heed::data::WordPieceTokenizer> tokenizer;

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "autograd/error.h"
+#include "io/json_fields.h"
 
 namespace heed::optim {
 
@@ -87,18 +88,16 @@ nlohmann::json LRScheduler::state_dict() const {
 }
 
 void LRScheduler::load_state_dict(const nlohmann::json& state) {
-  int64_t step = 0;
-  std::vector<double> base_lrs;
-  try {
-    step = state.at("step").get<int64_t>();
-    base_lrs = state.at("base_lrs").get<std::vector<double>>();
-  } catch (const nlohmann::json::exception& e) {
-    fail("scheduler state: {}", e.what());
-  }
-  HEED_CHECK(step >= 0, "scheduler state: step must be >= 0, got {}", step);
+  load_state_dict(io::JsonFields(state, "scheduler state"));
+}
+
+void LRScheduler::load_state_dict(const io::JsonFields& state) {
+  const int64_t step = state.int64("step");
+  std::vector<double> base_lrs = state.numbers("base_lrs");
+  HEED_CHECK(step >= 0, "{}: scheduler step must be >= 0, got {}", state.where(), step);
   HEED_CHECK(base_lrs.size() == optimizer_->param_groups().size(),
-             "scheduler state has {} base lrs, the optimizer has {} parameter groups",
-             base_lrs.size(), optimizer_->param_groups().size());
+             "{}: the scheduler has {} base lrs, the optimizer has {} parameter groups",
+             state.where(), base_lrs.size(), optimizer_->param_groups().size());
   step_ = step;
   base_lrs_ = std::move(base_lrs);
   apply();

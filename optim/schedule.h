@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_fields.h"
 #include "optim/optimizer.h"
 
 namespace heed::optim {
@@ -52,6 +53,8 @@ class LRScheduler {
   // for the loaded step; it throws if the number of groups differs.
   nlohmann::json state_dict() const;
   void load_state_dict(const nlohmann::json& state);
+  // The same, read from a file (a checkpoint's trainer_state.json) that errors then name.
+  void load_state_dict(const io::JsonFields& state);
   // Every group's base lr (a resumed run given a new learning rate); the groups' lrs follow.
   void set_base_lr(double lr);
 

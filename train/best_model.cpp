@@ -39,9 +39,9 @@ nlohmann::json BestModel::state() const {
   return j;
 }
 
-void BestModel::load_state(const nlohmann::json& state, const std::string& where) {
-  const std::string saved_metric = state.at("metric_for_best_model").get<std::string>();
-  const bool saved_greater = state.at("greater_is_better").get<bool>();
+void BestModel::load_state(const io::JsonFields& state, const std::string& where) {
+  const std::string saved_metric = state.string("metric_for_best_model");
+  const bool saved_greater = state.boolean("greater_is_better");
   if (saved_metric != metric_ || saved_greater != greater_is_better_) {
     throw ConfigError(fmt::format(
         "eval.metric_for_best_model: is '{}' (greater_is_better: {}) but was '{}' ({}) in {}; "
@@ -51,9 +51,9 @@ void BestModel::load_state(const nlohmann::json& state, const std::string& where
   }
   value_.reset();
   step_ = 0;
-  if (state.contains("best_metric")) {
-    value_ = state.at("best_metric").get<double>();
-    step_ = state.at("best_global_step").get<int64_t>();
+  if (state.has("best_metric")) {
+    value_ = state.number("best_metric");
+    step_ = state.int64("best_global_step");
   }
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/json_fields.h"
 #include "train/config/config.h"
 
 namespace heed::train {
@@ -41,8 +42,9 @@ class BestModel {
   // What trainer_state.json keeps, in Hugging Face's field names (best_metric,
   // best_global_step), so that a resumed run goes on comparing against the same best.
   nlohmann::json state() const;
-  // Restores state(); throws ConfigError if it was tracking another metric or direction.
-  void load_state(const nlohmann::json& state, const std::string& where);
+  // Restores state() (read from checkpoint `where`); throws ConfigError if it was tracking another
+  // metric or direction.
+  void load_state(const io::JsonFields& state, const std::string& where);
 
  private:
   std::string metric_;

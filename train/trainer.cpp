@@ -14,6 +14,7 @@
 #include "autograd/profile.h"
 #include "io/atomic_file.h"
 #include "io/directory_lock.h"
+#include "io/json_fields.h"
 #include "io/json_file.h"
 #include "nn/pretrained_io.h"
 #include "optim/schedule.h"
@@ -146,39 +147,30 @@ class Run {
                              0);  // a run killed before its first checkpoint logged steps
       return;
     }
-    nlohmann::json state = io::read_json_file(dir.value() + "/trainer_state.json");
-    if (state.contains("data_order")) {  // checkpoints older than the check have none
-      const nlohmann::json now = data_order(c_);
-      for (const auto& [key, saved] : state.at("data_order").items()) {
-        if (now.contains(key) && now.at(key) != saved) {
-          throw ConfigError(fmt::format(
-              "{}: is {} but was {} in {}; resuming would train on another order of the data "
-              "(start a new train.output_dir, or set it back)",
-              key, now.at(key).dump(), saved.dump(), dir.value()));
-        }
-      }
-    }
+    const std::string state_path = dir.value() + "/trainer_state.json";
+    const nlohmann::json state_json = io::read_json_file(state_path);
+    const io::JsonFields state(state_json, state_path);
+    check_data_order(state, c_, *dir);
     check_resume_changes(*dir, c_, [this](const std::string& line) { say(line); });
-    if (best_ && state.contains("best_model")) {
-      best_->load_state(state.at("best_model"), *dir);
+    if (best_ && state.has("best_model")) {
+      best_->load_state(state.object("best_model"), *dir);
     } else if (best_) {
       say(
           fmt::format("eval.load_best_model_at_end: {} holds no best model (its run did not "
                       "choose one); choosing among the evaluations after step {}",
-                      *dir, state.at("step").get<int64_t>()));
+                      *dir, state.int64("step")));
     }
     nn::load_weights(*model_, io::SafetensorsFile(dir.value() + "/model.safetensors"));
     optimizer_->load_state(dir.value() + "/optimizer.safetensors");
-    scheduler_->load_state_dict(state.at("scheduler"));
+    scheduler_->load_state_dict(state.object("scheduler"));
     // The schedule's saved base rate is the old one; a changed optim.lr applies from here on.
     if (scheduler_->base_lrs().at(0) != c_.optim.lr) scheduler_->set_base_lr(c_.optim.lr);
-    step_ = state.at("step").get<int64_t>();
-    tokens_seen_ = state.value("tokens_seen", int64_t{0});
-    elapsed_before_ = state.value("elapsed_seconds", 0.0);
-    loader_->restore({state.at("loader").at("epoch").get<uint64_t>(),
-                      state.at("loader").at("batch").get<uint64_t>()});
-    model_->dropout_generator->set_state({state.at("dropout_rng").at("seed").get<uint64_t>(),
-                                          state.at("dropout_rng").at("offset").get<uint64_t>()});
+    const ResumePoint point = read_resume_point(state);
+    step_ = point.step;
+    tokens_seen_ = point.tokens_seen;
+    elapsed_before_ = point.elapsed_seconds;
+    loader_->restore(point.loader);
+    model_->dropout_generator->set_state(point.dropout_rng);
     truncate_metrics_after(c_.train.output_dir, step_);
     resumed_from_ = *dir;
     say(fmt::format("resumed from {} at step {}", dir.value(), step_));

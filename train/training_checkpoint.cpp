@@ -89,6 +89,32 @@ nlohmann::json data_order(const RunConfig& c) {
           {"data.max_train_samples", c.data.max_train_samples.value_or(0)}};
 }
 
+void check_data_order(const io::JsonFields& state, const RunConfig& config,
+                      const std::string& dir) {
+  if (!state.has("data_order")) return;
+  const nlohmann::json now = data_order(config);
+  for (const auto& [key, saved] : state.object("data_order").json().items()) {
+    if (now.contains(key) && now.at(key) != saved) {
+      throw ConfigError(fmt::format(
+          "{}: is {} but was {} in {}; resuming would train on another order of the data "
+          "(start a new train.output_dir, or set it back)",
+          key, now.at(key).dump(), saved.dump(), dir));
+    }
+  }
+}
+
+ResumePoint read_resume_point(const io::JsonFields& state) {
+  ResumePoint point;
+  point.step = state.int64("step");
+  HEED_CHECK(point.step >= 0, "{}: field 'step' must be >= 0, not {}", state.where(), point.step);
+  point.tokens_seen = state.int64_or("tokens_seen", 0);  // older checkpoints have neither
+  point.elapsed_seconds = state.number_or("elapsed_seconds", 0.0);
+  const io::JsonFields loader = state.object("loader"), rng = state.object("dropout_rng");
+  point.loader = {loader.uint64("epoch"), loader.uint64("batch")};
+  point.dropout_rng = {rng.uint64("seed"), rng.uint64("offset")};
+  return point;
+}
+
 void remove_unfinished_checkpoints(const std::string& output_dir) {
   if (!fs::is_directory(output_dir)) return;
   for (const auto& entry : fs::directory_iterator(output_dir)) {
@@ -116,16 +142,17 @@ std::optional<std::string> checkpoint_problem(const std::string& dir) {
     }
     return std::nullopt;
   }
-  nlohmann::json manifest;
   try {
-    manifest = io::read_json_file((d / kManifest).string());
-    for (const auto& [name, size] : manifest.at("files").items()) {
+    const std::string path = (d / kManifest).string();
+    const nlohmann::json manifest = io::read_json_file(path);
+    const io::JsonFields files = io::JsonFields(manifest, path).object("files");
+    for (const auto& [name, size] : files.json().items()) {
+      const uint64_t expected = files.uint64(name);
       std::error_code ec;
       const uintmax_t actual = fs::file_size(d / name, ec);
       if (ec) return fmt::format("{} is missing", name);
-      if (actual != size.get<uintmax_t>()) {
-        return fmt::format("{} has {} bytes, {} when it was written", name, actual,
-                           size.get<uintmax_t>());
+      if (actual != expected) {
+        return fmt::format("{} has {} bytes, {} when it was written", name, actual, expected);
       }
     }
   } catch (const std::exception& e) {

@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "autograd/generator.h"
+#include "data/loader.h"
+#include "io/json_fields.h"
 #include "train/config/config.h"
 
 namespace heed::train {
@@ -29,6 +32,22 @@ std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_
 // trainer_state.json records them: a resume with any of them changed would silently train on a
 // different rest of the epoch, so it is refused.
 nlohmann::json data_order(const RunConfig& config);
+// Throws ConfigError naming the setting when `config`'s data order differs from the one
+// that `state` (checkpoint `dir`'s trainer_state.json) records. Checkpoints older than the
+// check record none.
+void check_data_order(const io::JsonFields& state, const RunConfig& config, const std::string& dir);
+
+// What a resume restores from trainer_state.json besides the schedule and the best model.
+struct ResumePoint {
+  int64_t step = 0;
+  int64_t tokens_seen = 0;
+  double elapsed_seconds = 0.0;
+  data::LoaderState loader;
+  Generator::State dropout_rng;
+};
+// Reads it, every field checked: one missing, of the wrong type, or out of its range is a
+// heed::Error naming the file and the field.
+ResumePoint read_resume_point(const io::JsonFields& state);
 
 // Removes what an interrupted run left half done: checkpoints it was writing or deleting.
 void remove_unfinished_checkpoints(const std::string& output_dir);

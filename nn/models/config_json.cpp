@@ -1,5 +1,11 @@
 #include "nn/models/config_json.h"
 
+#include <charconv>
+#include <type_traits>
+#include <utility>
+
+#include "io/json_fields.h"
+
 namespace heed::nn {
 namespace {
 
@@ -25,6 +31,13 @@ struct JsonReader {
   void field(const char* name, T& value, const Field&) {
     auto it = j.find(name);
     if (it == j.end() || it->is_null()) return;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // Not get<T>(): it truncates 64.7 to 64 and is undefined for 1e300.
+      const int64_t v = io::json_to_int64(*it, "config.json", name);
+      HEED_CHECK(std::in_range<T>(v), "config.json: field '{}' is out of range ({})", name, v);
+      value = static_cast<T>(v);
+      return;
+    }
     try {
       value = it->get<T>();
     } catch (const nlohmann::json::exception& e) {
@@ -85,9 +98,16 @@ BertConfig bert_config_from_json(const nlohmann::json& j) {
   if (auto it = j.find("id2label"); it != j.end() && it->is_object()) {
     const int64_t n = static_cast<int64_t>(it->size());
     c.id2label.assign(n, "");
+    std::vector<bool> seen(n, false);
     for (auto& [key, value] : it->items()) {
-      const int64_t id = std::stoll(key);
-      HEED_CHECK(id >= 0 && id < n, "config.json: id2label has id {} of {} labels", id, n);
+      int64_t id = -1;
+      const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
+      HEED_CHECK(error == std::errc() && end == key.data() + key.size() && id >= 0 && id < n,
+                 "config.json: id2label key '{}' is not a label id (0 to {})", key, n - 1);
+      HEED_CHECK(value.is_string(), "config.json: id2label['{}'] must be a string, not {}", key,
+                 value.type_name());
+      HEED_CHECK(!seen[id], "config.json: id2label has label id {} twice ('{}')", id, key);
+      seen[id] = true;
       c.id2label[id] = value.get<std::string>();
     }
     if (!j.contains("num_labels") || j.at("num_labels").is_null()) c.num_labels = n;

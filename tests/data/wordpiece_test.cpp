@@ -186,6 +186,25 @@ TEST(Vocab, CrlfIsStrippedAsTransformersDoes) {
   EXPECT_THROW(v.token(4), Error);
 }
 
+// Found by fuzz/vocab_fuzz.cpp: a "\r\r\n" line end loaded as a token ending in "\r", which
+// save wrote as "token\r\n" and load read back without it, so a checkpoint's vocab.txt
+// differed from the vocabulary the model was trained with. Load refuses such a line, and
+// save such a token.
+TEST(Vocab, ATokenEndingInACarriageReturnIsRefused) {
+  ScratchDir dir;
+  const std::string path = dir.write("v.txt", "[UNK]\n[SEP]\r\r\n");
+  EXPECT_EQ(error_of([&] { Vocab::load(path); }),
+            path + ":2: the token ends in a carriage return (a \"\\r\\r\\n\" line end?)");
+  const Vocab built(std::vector<std::string>{"[UNK]", "a\r", "b\rc"});
+  EXPECT_EQ(error_of([&] { built.save(dir.file("out.txt")); }),
+            dir.file("out.txt") +
+                ": token 1 ends in a carriage return and cannot be saved (it would load back "
+                "without it)");
+  const Vocab inner(std::vector<std::string>{"[UNK]", "b\rc"});  // inside a token: round trips
+  inner.save(dir.file("inner.txt"));
+  EXPECT_EQ(Vocab::load(dir.file("inner.txt")).tokens(), inner.tokens());
+}
+
 // A token listed twice would have two ids, one of them never produced: a corrupt or
 // hand-edited file, refused with the line of each.
 TEST(Vocab, DuplicateTokensAreRefusedNamingTheFileAndLines) {

@@ -243,3 +243,37 @@ TEST(Checkpoint, ConfigJsonThatIsNotAnObjectIsAClearError) {
   EXPECT_EQ(declared_architecture(nlohmann::json::array()), "model of unknown type");
   fs::remove_all(dir);
 }
+
+// Found by fuzz/json_files_fuzz.cpp: integer fields were read with get<int64_t>(), which cut
+// 64.7 to 64 and is undefined for 1e300, and id2label with std::stoll and get<std::string>(),
+// whose exceptions named neither the file nor the key.
+TEST(Checkpoint, ConfigJsonNumbersAndLabelsAreChecked) {
+  const auto error_of = [](const nlohmann::json& j) -> std::string {
+    try {
+      bert_config_from_json(j);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of({{"hidden_size", 1e300}}),
+            "config.json: field 'hidden_size' must be an integer, not 1e+300");
+  EXPECT_EQ(error_of({{"hidden_size", 64.7}}),
+            "config.json: field 'hidden_size' must be an integer, not 64.7");
+  EXPECT_EQ(error_of({{"hidden_size", "64"}}),
+            "config.json: field 'hidden_size' must be an integer, not \"64\"");
+  EXPECT_EQ(bert_config_from_json({{"hidden_size", 64.0}}).hidden_size, 64);  // a whole float
+  EXPECT_EQ(error_of({{"id2label", {{"x", "a"}}}}),
+            "config.json: id2label key 'x' is not a label id (0 to 0)");
+  EXPECT_EQ(error_of({{"id2label", {{"1x", "a"}, {"0", "b"}}}}),
+            "config.json: id2label key '1x' is not a label id (0 to 1)");
+  EXPECT_EQ(error_of({{"id2label", {{"99999999999999999999", "a"}}}}),
+            "config.json: id2label key '99999999999999999999' is not a label id (0 to 0)");
+  EXPECT_EQ(error_of({{"id2label", {{"0", 1}}}}),
+            "config.json: id2label['0'] must be a string, not number");
+  EXPECT_EQ(error_of({{"id2label", {{"0", "a"}, {"00", "b"}}}}),
+            "config.json: id2label has label id 0 twice ('00')");
+  const BertConfig labelled = bert_config_from_json({{"id2label", {{"1", "spam"}, {"0", "ham"}}}});
+  EXPECT_EQ(labelled.id2label, (std::vector<std::string>{"ham", "spam"}));
+  EXPECT_EQ(labelled.num_labels, 2);
+}

@@ -62,17 +62,19 @@ TEST(BestModel, StateRoundTripsAndRefusesAnotherRule) {
   EXPECT_EQ(state["best_global_step"], 600);
 
   BestModel restored("spam_f1", true);
-  restored.load_state(state, "checkpoint-600");
+  restored.load_state(heed::io::JsonFields(state, "trainer_state.json"), "checkpoint-600");
   EXPECT_EQ(restored.step(), 600);
   EXPECT_FALSE(restored.consider({{"spam_f1", 0.97}}, 700));  // compared against the saved best
 
   BestModel before_any("spam_f1", true);
-  before_any.load_state(BestModel("spam_f1", true).state(), "checkpoint-10");
+  const nlohmann::json no_best = BestModel("spam_f1", true).state();
+  before_any.load_state(heed::io::JsonFields(no_best, "trainer_state.json"), "checkpoint-10");
   EXPECT_FALSE(before_any.has_value());
 
   BestModel other_metric("loss", false);
   try {
-    other_metric.load_state(state, "runs/x/checkpoint-600");
+    other_metric.load_state(heed::io::JsonFields(state, "trainer_state.json"),
+                            "runs/x/checkpoint-600");
     FAIL() << "a changed metric must be refused";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -81,7 +83,30 @@ TEST(BestModel, StateRoundTripsAndRefusesAnotherRule) {
               "another rule (start a new train.output_dir, or set it back)");
   }
   BestModel other_direction("spam_f1", false);
-  EXPECT_THROW(other_direction.load_state(state, "checkpoint-600"), ConfigError);
+  EXPECT_THROW(other_direction.load_state(heed::io::JsonFields(state, "trainer_state.json"),
+                                          "checkpoint-600"),
+               ConfigError);
+}
+
+TEST(BestModel, ADamagedStateNamesTheFileAndTheField) {
+  const nlohmann::json state = {{"metric_for_best_model", "loss"},
+                                {"greater_is_better", false},
+                                {"best_metric", 0.5},
+                                {"best_global_step", -1e300}};
+  BestModel best("loss", false);
+  try {
+    best.load_state(
+        heed::io::JsonFields(state, "runs/x/checkpoint-6/trainer_state.json", "best_model."),
+        "runs/x/checkpoint-6");
+    FAIL() << "a step that is not an integer must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "runs/x/checkpoint-6/trainer_state.json: field 'best_model.best_global_step' must "
+              "be an integer, not -1e+300");
+  }
+  const nlohmann::json no_rule = nlohmann::json::object();
+  EXPECT_THROW(best.load_state(heed::io::JsonFields(no_rule, "trainer_state.json"), "checkpoint-6"),
+               Error);
 }
 
 TEST(BestModel, EvaluationMetricNamesAreWhatEvaluationsReport) {

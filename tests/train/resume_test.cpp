@@ -94,3 +94,31 @@ TEST(Resume, AnIncompleteNewestCheckpointIsSkippedWithItsReason) {
   EXPECT_NE(o.output.find("resumed from " + out + "/checkpoint-2 at step 2"), std::string::npos)
       << o.output;
 }
+
+// Found by fuzz/json_files_fuzz.cpp: resume read trainer_state.json with nlohmann's at() and
+// get<>(), so a damaged field gave "key 'loader' not found" (no file named), and a float out
+// of range was undefined behaviour. Each field is now checked, and the error names both.
+TEST(Resume, ADamagedTrainerStateNamesTheFileAndTheField) {
+  const std::string out = fresh_dir("resume_damaged_state");
+  ASSERT_EQ(run_train(four_steps(out)).exit_code, 0);
+  const fs::path checkpoint = fs::path(out) / "checkpoint-4";
+  nlohmann::json state =
+      nlohmann::json::parse(file_bytes((checkpoint / "trainer_state.json").string()));
+  state["dropout_rng"]["offset"] = 573441e300;
+  std::ofstream((checkpoint / "trainer_state.json").string()) << state.dump(2);
+  // The manifest records the new size, as if the file had been written so.
+  nlohmann::json manifest =
+      nlohmann::json::parse(file_bytes((checkpoint / "manifest.json").string()));
+  manifest["files"]["trainer_state.json"] = fs::file_size(checkpoint / "trainer_state.json");
+  std::ofstream((checkpoint / "manifest.json").string()) << manifest.dump(2);
+  const std::string metrics = file_bytes(out + "/metrics.jsonl");
+
+  const Outcome o = run_train(four_steps(out, "--set train.max_steps=6 --resume"));
+  EXPECT_EQ(o.exit_code, 1) << o.output;
+  EXPECT_NE(o.output.find(checkpoint.string() +
+                          "/trainer_state.json: field 'dropout_rng.offset' must be a non-negative "
+                          "integer, not 5.73441e+305"),
+            std::string::npos)
+      << o.output;
+  EXPECT_EQ(file_bytes(out + "/metrics.jsonl"), metrics);
+}
