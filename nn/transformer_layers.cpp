@@ -66,14 +66,19 @@ DecoderLayer::DecoderLayer(const LayerOptions& opts, Generator& init,
 
 Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory, const Tensor& self_padding_mask,
                              const Tensor& memory_mask, AttentionCache* self_cache,
-                             AttentionCache* cross_cache) const {
+                             AttentionCache* cross_cache, Tensor* self_probs,
+                             Tensor* cross_probs) const {
   Tensor h = residual(x, *self_attention_norm, options.norm_first, [&](const Tensor& in) {
-    return dropout->forward(
-        self_attention->forward(in, Tensor(), self_padding_mask, true, false, self_cache).output);
+    AttentionOutput a = self_attention->forward(in, Tensor(), self_padding_mask, true,
+                                                self_probs != nullptr, self_cache);
+    if (self_probs) *self_probs = a.probs;
+    return dropout->forward(a.output);
   });
   h = residual(h, *cross_attention_norm, options.norm_first, [&](const Tensor& in) {
-    return dropout->forward(
-        cross_attention->forward(in, memory, memory_mask, false, false, cross_cache).output);
+    AttentionOutput a = cross_attention->forward(in, memory, memory_mask, false,
+                                                 cross_probs != nullptr, cross_cache);
+    if (cross_probs) *cross_probs = a.probs;
+    return dropout->forward(a.output);
   });
   return residual(h, *final_norm, options.norm_first,
                   [&](const Tensor& in) { return feed_forward->forward(in); });

@@ -57,10 +57,12 @@ class DecoderLayer : public Module {
   // x [B, Tq, C] attends causally to itself and, through cross-attention, to `memory`
   // [B, Tk, C] (the encoder's output) where memory_mask [B, Tk] is 1. With caches (decoding),
   // x holds only the new positions: self_cache keeps the decoder's own keys and values,
-  // cross_cache the projected memory.
+  // cross_cache the projected memory. self_probs and cross_probs, if given, receive the
+  // attention probabilities [B, heads, Tq, Tq] and [B, heads, Tq, Tk].
   Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& self_padding_mask = Tensor(),
                  const Tensor& memory_mask = Tensor(), AttentionCache* self_cache = nullptr,
-                 AttentionCache* cross_cache = nullptr) const;
+                 AttentionCache* cross_cache = nullptr, Tensor* self_probs = nullptr,
+                 Tensor* cross_probs = nullptr) const;
 
   LayerOptions options;
   std::shared_ptr<MultiHeadAttention> self_attention, cross_attention;

@@ -128,6 +128,17 @@ def causal_keep(seq_len):
     return torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool))
 
 
+# While fixture_tensors runs the forward pass, every attention's probabilities [B, h, T, S]
+# in call order (Hugging Face's output_attentions); None otherwise.
+RECORDED_PROBS = None
+
+
+def record(probs):
+    if RECORDED_PROBS is not None:
+        RECORDED_PROBS.append(probs.detach().float())
+    return probs
+
+
 def attention(q, k, v, n_heads, additive_mask):
     """Multi-head scaled dot product. q: [B,T,H], k/v: [B,S,H], mask: broadcast to [B,h,T,S].
 
@@ -142,7 +153,7 @@ def attention(q, k, v, n_heads, additive_mask):
     scores = q @ k.transpose(-1, -2) / math.sqrt(d)
     if additive_mask is not None:
         scores = scores + additive_mask
-    probs = F.softmax(scores, dim=-1)
+    probs = record(F.softmax(scores, dim=-1))
     return (probs @ v).transpose(1, 2).reshape(b, t, hidden)
 
 
@@ -411,7 +422,7 @@ class GPT2Attention(nn.Module):
         scores = torch.where(causal_keep(s), scores,
                              torch.tensor(torch.finfo(scores.dtype).min, dtype=scores.dtype))
         scores = scores + pad_additive
-        probs = F.softmax(scores, dim=-1)
+        probs = record(F.softmax(scores, dim=-1))
         return self.c_proj((probs @ v).transpose(1, 2).reshape(b, s, e))
 
 
@@ -519,7 +530,7 @@ class BartAttention(nn.Module):
         k = self.k_proj(kv).view(b, s, self.n_heads, d).transpose(1, 2)
         v = self.v_proj(kv).view(b, s, self.n_heads, d).transpose(1, 2)
         scores = q @ k.transpose(-1, -2) + additive_mask  # q already carries d^-0.5
-        probs = F.softmax(scores, dim=-1)
+        probs = record(F.softmax(scores, dim=-1))
         return self.out_proj((probs @ v).transpose(1, 2).reshape(b, t, dim))
 
 
@@ -871,10 +882,29 @@ def forward_backward(model, inputs):
     return logits, loss
 
 
-def fixture_tensors(model, inputs):
+def attention_names(config, count):
+    """The contract names of the recorded probabilities, in the forward's call order: each
+    layer's self-attention; for BART the encoder's layers, then per decoder layer its
+    self-attention and its cross-attention."""
+    if config["model_type"] != "bart":
+        return [f"output.attentions.{i}" for i in range(count)]
+    names = [f"output.attentions.{i}" for i in range(config["encoder_layers"])]
+    for i in range(config["decoder_layers"]):
+        names += [f"output.decoder_attentions.{i}", f"output.cross_attentions.{i}"]
+    check(len(names) == count, f"{count} attention probabilities recorded, {len(names)} named")
+    return names
+
+
+def fixture_tensors(model, inputs, config):
     """All tensors of one fixture file, keyed by their contract names."""
-    logits, loss = forward_backward(model, inputs)
-    out = {}
+    global RECORDED_PROBS
+    RECORDED_PROBS = []
+    try:
+        logits, loss = forward_backward(model, inputs)
+        probs = RECORDED_PROBS
+    finally:
+        RECORDED_PROBS = None
+    out = dict(zip(attention_names(config, len(probs)), probs))
     for name, p in model.named_parameters():  # tied tensors appear once, canonical name
         out[name] = p.detach().float()
         out["grad." + name] = p.grad.detach().float()
@@ -1257,7 +1287,7 @@ def main():
     print("writing:")
     for name, make in CASES.items():
         model, config, inputs = make()
-        tensors = fixture_tensors(model, inputs)
+        tensors = fixture_tensors(model, inputs, config)
         path = os.path.join(OUT_DIR, name + ".safetensors")
         save_safetensors(path, tensors, metadata_for(config))
         loaded, meta = load_safetensors(path)

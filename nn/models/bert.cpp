@@ -153,8 +153,9 @@ BertForMaskedLM::BertForMaskedLM(const BertConfig& c, uint64_t seed, DType dtype
 }
 
 ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
-  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids);
   ModelOutputs out;
+  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
+                           in.output_attentions ? &out.attentions : nullptr);
   if (in.only_labeled_logits && in.labels.defined()) {
     // Gather the labelled rows (an embedding lookup into the hidden states, whose backward
     // scatters the gradient back) and run the head on those alone.
@@ -205,8 +206,9 @@ BertForSequenceClassification::BertForSequenceClassification(const BertConfig& c
 }
 
 ModelOutputs BertForSequenceClassification::forward(const ModelInputs& in) const {
-  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids);
   ModelOutputs out;
+  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
+                           in.output_attentions ? &out.attentions : nullptr);
   out.logits = classifier->forward(dropout->forward(bert->pool(h)));
   if (in.labels.defined()) {
     if (config.num_labels == 1) {
@@ -226,8 +228,9 @@ BertForTokenClassification::BertForTokenClassification(const BertConfig& c, uint
 }
 
 ModelOutputs BertForTokenClassification::forward(const ModelInputs& in) const {
-  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids);
   ModelOutputs out;
+  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
+                           in.output_attentions ? &out.attentions : nullptr);
   out.logits = classifier->forward(dropout->forward(h));
   if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels, in.label_smoothing);
   return out;

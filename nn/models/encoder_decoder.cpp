@@ -106,16 +106,21 @@ EncoderDecoder::EncoderDecoder(const BartConfig& c, uint64_t seed, DType dtype) 
   final_logits_bias = register_buffer("final_logits_bias", zeros({1, c.vocab_size}, dtype));
 }
 
-Tensor EncoderDecoder::encode(const Tensor& input_ids, const Tensor& attention_mask) const {
+Tensor EncoderDecoder::encode(const Tensor& input_ids, const Tensor& attention_mask,
+                              std::vector<Tensor>* attentions) const {
   Tensor h = encoder->embed(input_ids);
   const Tensor mask = keep_mask(attention_mask);
-  for (const auto& layer : encoder->encoder_layers) h = layer->forward(h, mask);
+  for (const auto& layer : encoder->encoder_layers) {
+    Tensor probs;
+    h = layer->forward(h, mask, false, attentions ? &probs : nullptr);
+    if (attentions) attentions->push_back(probs);
+  }
   return h;
 }
 
 Tensor EncoderDecoder::decode(const Tensor& decoder_input_ids, const Tensor& memory,
                               const Tensor& memory_mask, const Tensor& decoder_attention_mask,
-                              KVCache* cache) const {
+                              KVCache* cache, ModelOutputs* attentions) const {
   const auto& layers = decoder->decoder_layers;
   if (cache) {
     cache->self_attention.resize(layers.size());
@@ -124,9 +129,15 @@ Tensor EncoderDecoder::decode(const Tensor& decoder_input_ids, const Tensor& mem
   Tensor h = decoder->embed(decoder_input_ids, cache ? cache->length() : 0);
   const Tensor self_mask = keep_mask(decoder_attention_mask), cross_mask = keep_mask(memory_mask);
   for (size_t i = 0; i < layers.size(); ++i) {
+    Tensor self_probs, cross_probs;
     h = layers[i]->forward(h, memory, self_mask, cross_mask,
                            cache ? &cache->self_attention[i] : nullptr,
-                           cache ? &cache->cross_attention[i] : nullptr);
+                           cache ? &cache->cross_attention[i] : nullptr,
+                           attentions ? &self_probs : nullptr, attentions ? &cross_probs : nullptr);
+    if (attentions) {
+      attentions->decoder_attentions.push_back(self_probs);
+      attentions->cross_attentions.push_back(cross_probs);
+    }
   }
   return add(linear(h, shared->weight), final_logits_bias);
 }
@@ -152,9 +163,11 @@ ModelOutputs EncoderDecoder::forward(const ModelInputs& in) const {
     HEED_CHECK(in.labels.defined(), "BART: needs decoder_input_ids or labels");
     decoder_ids = shift_tokens_right(in.labels);
   }
-  Tensor memory = encode(in.input_ids, in.attention_mask);
   ModelOutputs out;
-  out.logits = decode(decoder_ids, memory, in.attention_mask, in.decoder_attention_mask);
+  Tensor memory =
+      encode(in.input_ids, in.attention_mask, in.output_attentions ? &out.attentions : nullptr);
+  out.logits = decode(decoder_ids, memory, in.attention_mask, in.decoder_attention_mask, nullptr,
+                      in.output_attentions ? &out : nullptr);
   if (in.labels.defined()) {
     const int64_t V = out.logits.size(-1);
     out.loss = cross_entropy(out.logits.reshape({-1, V}), in.labels.reshape({-1}), -100,

@@ -104,15 +104,20 @@ class EncoderDecoder : public PretrainedModel {
   std::string architecture() const override { return "BartForConditionalGeneration"; }
   nlohmann::json config_json() const override;
   bool ignores_checkpoint_name(const std::string& name) const override;
-  // The encoder's last hidden states [B, S, C].
-  Tensor encode(const Tensor& input_ids, const Tensor& attention_mask = Tensor()) const;
+  // The encoder's last hidden states [B, S, C]; `attentions`, if given, receives each layer's
+  // attention probabilities [B, heads, S, S].
+  Tensor encode(const Tensor& input_ids, const Tensor& attention_mask = Tensor(),
+                std::vector<Tensor>* attentions = nullptr) const;
   // Decoder logits [B, T, V] for decoder_input_ids attending to `memory`. With a cache
   // (decoding), decoder_input_ids are the positions after the cached ones; the memory is
   // projected into the cache at the first call and reused after, and
-  // decoder_attention_mask covers the cached positions too.
+  // decoder_attention_mask covers the cached positions too. With `attentions`, each layer's
+  // self- and cross-attention probabilities go into its decoder_attentions and
+  // cross_attentions.
   Tensor decode(const Tensor& decoder_input_ids, const Tensor& memory,
                 const Tensor& memory_mask = Tensor(),
-                const Tensor& decoder_attention_mask = Tensor(), KVCache* cache = nullptr) const;
+                const Tensor& decoder_attention_mask = Tensor(), KVCache* cache = nullptr,
+                ModelOutputs* attentions = nullptr) const;
   // logits [B, T, V]; with labels [B, T] (-100 = ignore) the loss is their cross-entropy.
   // Without decoder_input_ids, they are the labels shifted right (shift_tokens_right).
   ModelOutputs forward(const ModelInputs& inputs) const override;

@@ -72,8 +72,8 @@ GPT::GPT(const GPT2Config& c, uint64_t seed, DType dtype) : config(c) {
                          std::make_shared<LayerNorm>(c.n_embd, c.layer_norm_epsilon, dtype));
 }
 
-Tensor GPT::hidden_states(const Tensor& input_ids, const Tensor& attention_mask,
-                          KVCache* cache) const {
+Tensor GPT::hidden_states(const Tensor& input_ids, const Tensor& attention_mask, KVCache* cache,
+                          std::vector<Tensor>* attentions) const {
   HEED_CHECK(input_ids.dim() == 2, "GPT: input_ids must be [B, T], got {}", input_ids.shape_str());
   const int64_t past = cache ? cache->length() : 0, T = input_ids.size(1);
   HEED_CHECK(past + T <= config.n_positions,
@@ -83,8 +83,10 @@ Tensor GPT::hidden_states(const Tensor& input_ids, const Tensor& attention_mask,
   Tensor h = drop->forward(add(wte->forward(input_ids), wpe->forward(arange(past, past + T))));
   const Tensor mask = keep_mask(attention_mask);
   for (size_t i = 0; i < blocks.size(); ++i) {
-    h = blocks[i]->forward(h, mask, /*causal=*/true, nullptr,
+    Tensor probs;
+    h = blocks[i]->forward(h, mask, /*causal=*/true, attentions ? &probs : nullptr,
                            cache ? &cache->self_attention[i] : nullptr);
+    if (attentions) attentions->push_back(probs);
   }
   return ln_f->forward(h);
 }
@@ -95,8 +97,9 @@ Tensor GPT::forward_cached(const Tensor& input_ids, KVCache& cache,
 }
 
 ModelOutputs GPT::forward(const ModelInputs& in) const {
-  Tensor h = hidden_states(in.input_ids, in.attention_mask);
   ModelOutputs out;
+  Tensor h = hidden_states(in.input_ids, in.attention_mask, nullptr,
+                           in.output_attentions ? &out.attentions : nullptr);
   out.logits = linear(h, wte->weight);  // the LM head is tied to wte
   if (in.labels.defined()) {
     const int64_t B = out.logits.size(0), T = out.logits.size(1), V = out.logits.size(2);

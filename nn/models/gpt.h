@@ -76,9 +76,10 @@ class GPT : public PretrainedModel {
   ModelOutputs forward(const ModelInputs& inputs) const override;
   // The last hidden states after ln_f, [B, T, C]. With a cache (decoding), input_ids are the
   // positions after the cached ones, whose keys and values are appended to it;
-  // attention_mask then covers the cached positions too.
+  // attention_mask then covers the cached positions too. `attentions`, if given, receives
+  // each block's attention probabilities [B, heads, T, past + T].
   Tensor hidden_states(const Tensor& input_ids, const Tensor& attention_mask = Tensor(),
-                       KVCache* cache = nullptr) const;
+                       KVCache* cache = nullptr, std::vector<Tensor>* attentions = nullptr) const;
   // Decoding: the logits [B, T, V] of the T new ids that follow the cache's positions.
   Tensor forward_cached(const Tensor& input_ids, KVCache& cache,
                         const Tensor& attention_mask = Tensor()) const;

@@ -1,6 +1,8 @@
 #pragma once
 // What models take and return. Ids and masks are i64 tensors [B, T]; a mask is 1 for a
 // real token and 0 for padding; labels use -100 for positions that do not count.
+#include <vector>
+
 #include "autograd/tensor.h"
 
 namespace heed::nn {
@@ -19,12 +21,18 @@ struct ModelInputs {
   // The cross-entropy losses become PyTorch's cross_entropy(label_smoothing=ε); a regression
   // head's MSE loss ignores it.
   double label_smoothing = 0.0;
+  // Return each layer's attention probabilities (Hugging Face's output_attentions).
+  bool output_attentions = false;
 };
 
 struct ModelOutputs {
   Tensor logits;
   Tensor loss;    // scalar, when labels were given
   Tensor labels;  // the labels matching `logits` row by row, when only_labeled_logits
+  // With output_attentions, per layer [B, heads, T_query, T_key]: the self-attention of BERT
+  // and GPT and of the encoder-decoder's encoder; the decoder's causal self-attention; its
+  // cross-attention to the encoder.
+  std::vector<Tensor> attentions, decoder_attentions, cross_attentions;
 };
 
 }  // namespace heed::nn

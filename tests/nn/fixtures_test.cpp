@@ -5,11 +5,13 @@
 // products (train.dtype: bf16) each operand is rounded to 8 significant bits (a relative
 // error of at most 2^-9, 0.2%), a few times per layer: logits and every gradient must then
 // match within 3% of their largest magnitude, and the loss within 1%; a gradient that is zero
-// in exact arithmetic (a key bias) within 3% of the model's largest gradient.
+// in exact arithmetic (a key bias) within 3% of the model's largest gradient. Every layer's
+// attention probabilities (output_attentions) must match within 1e-5 in f32 and 0.01 in bf16.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "nn/models/config_json.h"
 #include "nn/pretrained_io.h"
@@ -55,11 +57,25 @@ void expect_close(const Tensor& got, const Tensor& want, double tolerance,
   EXPECT_LE(worst, tolerance) << what;
 }
 
+// Each layer's attention probabilities under `name` (output.attentions.0, ...): what
+// output_attentions returns, and `infer attention` shows.
+void expect_attentions(const SafetensorsFile& file, const std::string& name,
+                       const std::vector<Tensor>& got, double tolerance) {
+  size_t layers = 0;
+  while (file.contains("output." + name + "." + std::to_string(layers))) ++layers;
+  ASSERT_EQ(got.size(), layers) << name;
+  for (size_t i = 0; i < layers; ++i) {
+    const std::string what = name + "." + std::to_string(i);
+    expect_close(got[i], file.get("output." + what), tolerance, what);
+  }
+}
+
 struct Tolerance {
   double logits, loss, gradient;  // logits and gradients relative to their largest magnitude
+  double attention;               // probabilities, absolute
 };
-constexpr Tolerance kF32{1e-4, 1e-4, 1e-3};
-constexpr Tolerance kBf16{3e-2, 1e-2, 3e-2};
+constexpr Tolerance kF32{1e-4, 1e-4, 1e-3, 1e-5};
+constexpr Tolerance kBf16{3e-2, 1e-2, 3e-2, 1e-2};
 
 // Runs the fixture: load weights, forward, compare, backward, compare every gradient.
 void check_fixture(const std::string& file_name, MatmulPrecision precision = MatmulPrecision::f32) {
@@ -116,6 +132,14 @@ void check_fixture(const std::string& file_name, MatmulPrecision precision = Mat
     ++checked;
   }
   EXPECT_GT(checked, 10);
+
+  NoGradGuard no_grad;
+  in.output_attentions = true;
+  const ModelOutputs seen = model->forward(in);
+  ASSERT_FALSE(seen.attentions.empty());
+  expect_attentions(file, "attentions", seen.attentions, tol.attention);
+  expect_attentions(file, "decoder_attentions", seen.decoder_attentions, tol.attention);
+  expect_attentions(file, "cross_attentions", seen.cross_attentions, tol.attention);
 }
 
 }  // namespace
