@@ -6,6 +6,8 @@
 //                   [--top-k K] [--top-p P] [--seed S] [--greedy]
 //   infer score     --checkpoint DIR --text "..."
 //   infer translate --checkpoint DIR --text "..." [--num-beams N] [--max-new-tokens N]
+//   infer attention --checkpoint DIR --text "..." [--text-pair "..."] [--target "..."]
+//                   --out attention.html   (--json: the probabilities [layer][head][query][key])
 // (`seq2seq` is another name for translate.) Every subcommand takes --json (one JSON object
 // per text, with the token ids); a text of "-" reads one text per line from stdin. Any error
 // is one line on stderr, "infer SUBCOMMAND: ...", and exit code 2.
@@ -129,6 +131,20 @@ CLI::App* add_translate(CLI::App& app, TranslateArgs& translate) {
   return cmd;
 }
 
+CLI::App* add_attention(CLI::App& app, AttentionArgs& attention) {
+  CLI::App* cmd = add_command(app, "attention",
+                              "every layer's and head's attention on a text, as a page to open "
+                              "in a browser (BERT, GPT, encoder-decoder)",
+                              attention);
+  cmd->add_option("--text", attention.text, "the text")->required();
+  cmd->add_option("--text-pair", attention.text_pair, "second text of a pair (BERT)");
+  cmd->add_option("--target", attention.target,
+                  "the decoder's text (encoder-decoder; default: the model's own greedy output)");
+  cmd->add_option("--out", attention.out,
+                  "the HTML page to write; with --json, the probabilities' file (default: stdout)");
+  return cmd;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"Run a heed checkpoint on text"};
   app.require_subcommand(1);
@@ -138,11 +154,13 @@ int run(int argc, char** argv) {
   GenerateArgs gen;
   ScoreArgs score;
   TranslateArgs translate;
+  AttentionArgs attention;
   CLI::App* fill_cmd = add_fill_mask(app, fill);
   CLI::App* classify_cmd = add_classify(app, classify, truncation_name);
   CLI::App* gen_cmd = add_generate(app, gen);
   CLI::App* score_cmd = add_score(app, score);
   CLI::App* translate_cmd = add_translate(app, translate);
+  CLI::App* attention_cmd = add_attention(app, attention);
 
   // Named before parsing, so that a parse error names the subcommand too.
   if (argc > 1) {
@@ -169,6 +187,7 @@ int run(int argc, char** argv) {
   if (*gen_cmd) run_generate(gen, std::cout);
   if (*score_cmd) run_score(score, std::cout);
   if (*translate_cmd) run_translate(translate, std::cout);
+  if (*attention_cmd) run_attention(attention, std::cout);
   return 0;
 }
 

@@ -58,4 +58,14 @@ struct TranslateArgs : CommonArgs {
 };
 void run_translate(const TranslateArgs& args, std::ostream& out);
 
+struct AttentionArgs : CommonArgs {
+  std::string text;
+  std::string text_pair;  // BERT: the second text of a pair
+  std::string target;     // encoder-decoder: the decoder's text; empty: the model's own output
+  // The page (viz/attention.html filled in); with --json the probabilities as JSON, to this
+  // file or, when empty, to `out`.
+  std::string out;
+};
+void run_attention(const AttentionArgs& args, std::ostream& out);
+
 }  // namespace heed::infer

@@ -9,6 +9,7 @@
 #include "autograd/error.h"
 #include "data/tokenizer_io.h"
 #include "io/json_file.h"
+#include "nn/models/gpt.h"
 #include "nn/pretrained_io.h"
 
 namespace heed::infer {
@@ -105,6 +106,15 @@ void check_length(size_t n, int64_t limit, const std::string& what, const std::s
 
 std::string fixed4(double x) {
   return fmt::format("{:.4f}", x);
+}
+
+std::vector<int32_t> with_bos(const nn::GPT& model, std::vector<int32_t> ids) {
+  const int64_t bos = model.config.bos_token_id;
+  HEED_CHECK(bos >= 0 && bos < model.config.vocab_size,
+             "config.json: bos_token_id {} is outside the vocabulary of {} tokens", bos,
+             model.config.vocab_size);
+  ids.insert(ids.begin(), static_cast<int32_t>(bos));
+  return ids;
 }
 
 }  // namespace heed::infer

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "data/text_tokenizer.h"
+#include "nn/models/gpt.h"
 #include "nn/models/pretrained.h"
 
 namespace heed::infer {
@@ -39,6 +40,11 @@ std::vector<std::string> input_texts(const std::string& text, const std::string&
 
 // Throws "WHAT is N tokens; the model takes at most LIMIT (FIELD)" when n > limit.
 void check_length(size_t n, int64_t limit, const std::string& what, const std::string& field);
+
+// `ids` after the GPT's bos token. A GPT conditions every text on it, which is how heed's
+// causal-LM data presents a document (after the separator that ends the previous one); it also
+// gives the first real token a context, so that score can rate it.
+std::vector<int32_t> with_bos(const nn::GPT& model, std::vector<int32_t> ids);
 
 // Prints a probability or log-probability the way plain output shows them.
 std::string fixed4(double x);

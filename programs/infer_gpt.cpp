@@ -12,18 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-// A GPT conditions every text on its bos token, which is how heed's causal-LM data presents
-// a document (after the separator that ends the previous one); it also gives the first real
-// token a context, so that score can rate it.
-std::vector<int32_t> with_bos(const nn::GPT& model, std::vector<int32_t> ids) {
-  const int64_t bos = model.config.bos_token_id;
-  HEED_CHECK(bos >= 0 && bos < model.config.vocab_size,
-             "config.json: bos_token_id {} is outside the vocabulary of {} tokens", bos,
-             model.config.vocab_size);
-  ids.insert(ids.begin(), static_cast<int32_t>(bos));
-  return ids;
-}
-
 json tokens_json(const data::TextTokenizer& tok, const std::vector<int32_t>& ids,
                  const std::vector<double>& log_probs) {
   json tokens = json::array();

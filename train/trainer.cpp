@@ -27,6 +27,7 @@
 #include "train/metrics_log.h"
 #include "train/output_dir.h"
 #include "train/resume_changes.h"
+#include "train/run_report.h"
 #include "train/task_setup.h"
 #include "train/tasks/task.h"
 #include "train/train_step.h"
@@ -92,8 +93,15 @@ class Run {
                             .seed = static_cast<uint64_t>(c_.train.seed),
                             .prefetch = static_cast<size_t>(c_.data.prefetch)});
     if (c_.train.resume == Resume::kAuto) resume();
+    report_.emplace(c_, *model_, log);
+    report_->write("running");
     StopSignals signals;
-    return train_loop();
+    try {
+      return train_loop();
+    } catch (...) {
+      report_->write("stopped");
+      throw;
+    }
   }
 
  private:
@@ -198,6 +206,7 @@ class Run {
     }
     append_metrics_record(c_.train.output_dir, j);
     say(line);
+    report_->write("running");
     if (result) result->final_metrics[name] = m;
     return m;
   }
@@ -235,6 +244,7 @@ class Run {
            resumable_state());
     }
     say(fmt::format("saved {}", path));
+    report_->write("running");
     return path;
   }
 
@@ -333,6 +343,7 @@ class Run {
   TrainerResult stop_on_nonfinite_loss(const StepOutcome& o, TrainerResult& result) {
     say(fmt::format("stopping: the loss is {} at step {} (micro-batch {}); {}", *o.nonfinite_loss,
                     step_ + 1, o.nonfinite_micro, resumable_state()));
+    report_->write("stopped");
     result.exit_code = 1;
     result.steps = step_;
     return result;
@@ -388,6 +399,7 @@ class Run {
     say(fmt::format("received signal {}: saving a checkpoint at step {} and stopping",
                     g_stop_signal.load(), step_));
     if (!saved) result.last_checkpoint = save_checkpoint();
+    report_->write("stopped");
     result.steps = step_;
     return result;
   }
@@ -412,7 +424,9 @@ class Run {
       model_->eval();
       const std::string examples = task_.end_of_run_examples(*model_, data_, c_);
       if (!examples.empty()) say(examples);
+      if (!examples.empty()) report_->set_examples(examples);
     }
+    report_->write("finished");
     say(fmt::format("done: {} steps in {}; model in {}", step_, duration(elapsed()),
                     model_checkpoint));
     if (profiling()) say("time per op over the run (HEED_PROFILE):\n" + op_time_report());
@@ -463,6 +477,7 @@ class Run {
   std::string resumed_from_;            // the checkpoint this run continued, if any
   std::optional<int64_t> loaded_step_;  // the best model's step, once loaded at the end
   std::optional<BestModel> best_;
+  std::optional<RunReport> report_;  // report.html, from the model's build on
   std::optional<std::map<std::string, double>> last_valid_;  // the last step's, when judged
   double elapsed_before_ = 0.0;
   Clock::time_point start_;

@@ -1,0 +1,42 @@
+#pragma once
+// report.html beside metrics.jsonl: a run's curves, config, model, machine, progress and
+// results, drawn by viz/report.html from what the output directory holds (metrics.jsonl,
+// final_metrics.json, and run_info.json and examples.txt, which the trainer writes for it).
+// The trainer rewrites it at every evaluation and checkpoint and at the end; the `report`
+// program draws any runs' directories, on the same axes.
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nn/models/pretrained.h"
+#include "train/config/config.h"
+#include "train/tasks/task_data.h"
+
+namespace heed::train {
+
+// The data viz/report.html draws for one run's output directory ("runs" holds one or more).
+// `status` is "running", "finished" or "stopped"; unset, it is judged from the directory: a
+// run that holds its lock is running, one with final_metrics.json finished, any other stopped.
+nlohmann::json run_report_data(const std::string& output_dir,
+                               std::optional<std::string> status = std::nullopt);
+// The page's data for several runs; `title` heads it.
+nlohmann::json report_data(const std::vector<nlohmann::json>& runs, const std::string& title);
+
+// The trainer's report: run_info.json once the model is built, report.html as it goes.
+class RunReport {
+ public:
+  RunReport(const RunConfig& config, const nn::PretrainedModel& model, Log log);
+  // Rewrites output_dir/report.html. A report that cannot be written (a full disk) is a warning,
+  // never the end of the run: the checkpoints matter more.
+  void write(const std::string& status) const;
+  // The end-of-run examples, kept in examples.txt for the report.
+  void set_examples(const std::string& examples) const;
+
+ private:
+  std::string output_dir_;
+  Log log_;
+};
+
+}  // namespace heed::train
