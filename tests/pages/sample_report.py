@@ -5,8 +5,9 @@
 
 writes OUT_DIR/running.html (an MLM run mid-training, with evaluations and a few null values),
 OUT_DIR/finished.html (a seq2seq run with final metrics, a best model and examples),
-OUT_DIR/compare.html (two CLM runs of 3,000 records each on the same axes: one finished, one
-stopped) and OUT_DIR/single.html (a run with one record), and prints their paths.
+OUT_DIR/compare.html (two CLM runs of 3,000 and 2,200 training records on the same axes: one finished, one
+stopped), OUT_DIR/single.html (a run with one record) and OUT_DIR/empty.html (a run with no
+record yet), and prints their paths.
 
 fill() is the substitution the C++ side makes: the JSON replaces /*HEED_DATA*/ with every '<'
 escaped (so no '</script>' can end the data early, and JSON.parse reads it unchanged), and the
@@ -168,6 +169,17 @@ def single_run():
     }
 
 
+def empty_run():
+    """A run that has logged nothing yet, with the optional parts missing."""
+    return {
+        "name": "runs/just_started", "status": "running", "task": "clm",
+        "config_yaml": "task: clm\n", "model": None, "machine": None,
+        "progress": {"step": 0, "max_steps": 100, "elapsed_seconds": 1.5,
+                     "remaining_seconds": None},
+        "records": [], "final": None, "examples": "",
+    }
+
+
 def report(title, runs):
     return {"format": "heed-report/1", "generated": "2026-12-02T23:59:00Z", "title": title,
             "runs": runs}
@@ -182,6 +194,7 @@ def samples():
         "finished": report("runs/seq2seq_g2p", [finished_run(rng)]),
         "compare": report("2 runs", [run_a, run_b]),
         "single": report("runs/tiny", [single_run()]),
+        "empty": report("runs/just_started", [empty_run()]),
     }
 
 
