@@ -3,6 +3,7 @@
 headless chromium and checks it against the JSON embedded in the page itself.
 
     python3 tests/pages/check_report_page.py PAGE.html [PAGE.html ...]
+    python3 tests/pages/check_report_page.py --samples   # sample_report.py's pages, in a temp dir
 
 Exit 0 when every check passes; 1 with one line per failed check; 77 when chromium is absent.
 The expectations (which charts, which curves, how many points each) are computed here from the
@@ -15,6 +16,7 @@ import json
 import math
 import re
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -26,6 +28,7 @@ NOT_TRAIN_METRIC = {"step", "elapsed_seconds"}
 NOT_EVAL_METRIC = {"step", "split", "model_step", "elapsed_seconds"}
 DATA_RE = re.compile(r'<script id="heed-data" type="application/json">(.*?)</script>', re.S)
 REFRESH_RE = re.compile(r'<meta\s+http-equiv="refresh"', re.I)
+REFRESH_TAG_RE = re.compile(r'<meta\s+http-equiv="refresh"[^>]*>', re.I)
 
 
 def is_num(v):
@@ -144,9 +147,9 @@ class Checker:
         return data
 
     # --- the page in chromium --------------------------------------------------------------------
-    def browser_checks(self, data):
+    def browser_checks(self, data, shown):
         expected = expected_curves(data)
-        with browser.Page(self.path) as page:
+        with browser.Page(shown) as page:
             page.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
             page.pump(0.2)
             snap = page.eval(SNAPSHOT_JS)
@@ -422,33 +425,63 @@ class Checker:
         data = self.static_checks()
         if data is None:
             return
-        try:
-            self.browser_checks(data)
-        except browser.BrowserError as e:
-            self.check(False, f"chromium: {e}".replace("\n", " "))
+        # chromium sees a copy without the meta refresh (checked above): a slow check must not
+        # have the page reload under it.
+        with tempfile.TemporaryDirectory(prefix="heed-report-page-") as tmp:
+            shown = Path(tmp) / self.path.name
+            html = self.path.read_text(encoding="utf-8")
+            shown.write_text(REFRESH_TAG_RE.sub("", html), encoding="utf-8")
+            try:
+                self.browser_checks(data, shown)
+            except browser.BrowserError as e:
+                self.check(False, f"chromium: {e}".replace("\n", " "))
 
 
-def main():
+def sample_pages(out_dir):
+    """sample_report.py's pages, filled from the template beside this repository's tests."""
+    import sample_report
+
+    template = sample_report.TEMPLATE.read_text(encoding="utf-8")
+    paths = []
+    for name, data in sample_report.samples().items():
+        path = Path(out_dir) / f"{name}.html"
+        path.write_text(sample_report.fill(template, data), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def main(argv):
     browser.reexec_with_system_python_if_needed()
-    if len(sys.argv) < 2:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+    pages = [a for a in argv[1:] if a != "--samples"]
+    samples = "--samples" in argv[1:]
+    if not pages and not samples:
+        print(next(l.strip() for l in __doc__.splitlines() if "PAGE.html" in l), file=sys.stderr)
         return 2
     if browser.find_chromium() is None:
         print("chromium not found; the page test is skipped")
         return 77
-    failures, count = [], 0
-    for path in sys.argv[1:]:
-        checker = Checker(path)
-        checker.run()
-        failures += checker.failures
-        count += checker.count
+    try:
+        import websocket  # noqa: F401
+        import PIL  # noqa: F401
+    except ImportError as e:
+        print(f"the page test needs python3-websocket and python3-pil: {e}")
+        return 1
+    with tempfile.TemporaryDirectory(prefix="heed-report-pages-") as tmp:
+        if samples:
+            pages += sample_pages(tmp)
+        failures, count = [], 0
+        for path in pages:
+            checker = Checker(path)
+            checker.run()
+            failures += checker.failures
+            count += checker.count
     for line in failures:
         print(line)
     if failures:
         return 1
-    print(f"ok: {count} checks on {len(sys.argv) - 1} page(s)")
+    print(f"ok: {count} checks on {len(pages)} page(s)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))
