@@ -19,6 +19,7 @@ packages=(
   libcli11-dev       # command-line parsing of the programs
   libicu-dev         # Unicode categories and NFD for WordPiece
   python3            # data preparation script (scripts/prepare_corpora.py) and its test
+  libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N train (Open MPI)
   chromium           # the page tests: the attention page and report.html in a real, headless browser
   python3-websocket  # the page tests drive chromium through the DevTools protocol
   python3-pil        # the page tests: a screenshot is not blank
