@@ -26,11 +26,6 @@ namespace {
 
 using nlohmann::json;
 
-Tensor ids_row(const std::vector<int32_t>& ids) {
-  return from_vector(std::vector<int64_t>(ids.begin(), ids.end()),
-                     {1, static_cast<int64_t>(ids.size())});
-}
-
 // A float as the shortest decimal that reads back as the same float ("0.1", not the
 // 0.10000000149011612 of its double): the page and --json stay a third of the size.
 double shortest(float x) {

@@ -17,11 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-Tensor ids_row(const std::vector<int32_t>& ids) {
-  return from_vector(std::vector<int64_t>(ids.begin(), ids.end()),
-                     {1, static_cast<int64_t>(ids.size())});
-}
-
 // The model inputs of one encoded text (no padding: a batch of one).
 nn::ModelInputs bert_inputs(const data::Encoding& enc) {
   nn::ModelInputs in;

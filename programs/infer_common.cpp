@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "autograd/error.h"
+#include "autograd/ops.h"
 #include "data/tokenizer_io.h"
 #include "io/json_file.h"
 #include "nn/models/gpt.h"
@@ -115,6 +116,11 @@ std::vector<int32_t> with_bos(const nn::GPT& model, std::vector<int32_t> ids) {
              model.config.vocab_size);
   ids.insert(ids.begin(), static_cast<int32_t>(bos));
   return ids;
+}
+
+Tensor ids_row(const std::vector<int32_t>& ids) {
+  return from_vector(std::vector<int64_t>(ids.begin(), ids.end()),
+                     {1, static_cast<int64_t>(ids.size())});
 }
 
 }  // namespace heed::infer

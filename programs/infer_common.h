@@ -46,6 +46,9 @@ void check_length(size_t n, int64_t limit, const std::string& what, const std::s
 // gives the first real token a context, so that score can rate it.
 std::vector<int32_t> with_bos(const nn::GPT& model, std::vector<int32_t> ids);
 
+// A batch of one row of token ids, [1, T] (i64), as the models take input ids.
+Tensor ids_row(const std::vector<int32_t>& ids);
+
 // Prints a probability or log-probability the way plain output shows them.
 std::string fixed4(double x);
 
