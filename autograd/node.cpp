@@ -1,6 +1,7 @@
 #include "autograd/node.h"
 
 #include "autograd/grad_mode.h"
+#include "autograd/grad_ready_hook.h"
 #include "autograd/ops.h"
 
 namespace heed {
@@ -99,6 +100,7 @@ std::vector<Tensor> AccumulateGrad::backward(const Tensor& grad_output) {
   } else {
     Tensor(leaf_->grad).add_(g);
   }
+  notify_grad_ready(*leaf_);
   return {};
 }
 

@@ -42,4 +42,8 @@ struct Batch {
   int64_t num_target_tokens = 0;
 };
 
+// Rows [begin, end) of `batch`, padded as the whole batch is (so each row computes what it
+// computes in the whole batch): a data-parallel rank's share of a global batch.
+Batch batch_rows(const Batch& batch, int64_t begin, int64_t end);
+
 }  // namespace heed::data
