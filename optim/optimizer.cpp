@@ -110,6 +110,12 @@ const ParamState* Optimizer::state(const std::string& param_name) const {
   return s.step > 0 ? &s : nullptr;
 }
 
+void Optimizer::set_state(const std::string& param_name, ParamState state) {
+  auto it = by_name_.find(param_name);
+  HEED_CHECK(it != by_name_.end(), "the optimizer has no parameter named '{}'", param_name);
+  state_[it->second.group][it->second.index] = std::move(state);
+}
+
 void Optimizer::save_state(const std::string& path) const {
   NamedTensors tensors;
   nlohmann::json groups = nlohmann::json::array();

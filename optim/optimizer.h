@@ -78,6 +78,9 @@ class Optimizer {
   // The state of a parameter by name; null before its first update. Throws for a name this
   // optimizer does not have.
   const ParamState* state(const std::string& param_name) const;
+  // Replaces a parameter's state (a state with step 0 is "none yet"): for optimizer state
+  // sharded over data-parallel ranks, gathered for a checkpoint and dropped again after.
+  void set_state(const std::string& param_name, ParamState state);
 
   // Writes the state to a safetensors file: each state tensor as "<param name>.<slot>"
   // (same dtype and shape as the parameter), each step count as "<param name>.step" (I64

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "autograd/ops.h"
@@ -47,40 +49,75 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
                        optim::Optimizer& optimizer, const std::function<data::Batch()>& next_batch,
                        const StepOptions& o) {
   StepOutcome r;
+  GradientReducer* reducer = o.parallel ? &o.parallel->reducer() : nullptr;
   // A micro-batch without a labelled position (an MLM batch that drew no mask) has no loss: a
   // mean over no targets is 0/0. It is read and skipped, and the step's mean runs over the
-  // micro-batches that have targets; so all batches are read before the first forward.
+  // micro-batches that have targets; so all batches are read before the first forward. Data
+  // parallel, what counts is the global micro-batch: a rank whose rows have no target still
+  // takes part, with nothing to add.
   std::vector<data::Batch> batches;
+  std::vector<int64_t> counts;  // per micro-batch: targets, then tokens
   for (int64_t micro = 0; micro < o.grad_accum_steps; ++micro) {
     batches.push_back(next_batch());
-    r.tokens += real_tokens(batches.back());
-    if (batches.back().num_target_tokens == 0) {
-      batches.pop_back();
+    counts.push_back(batches.back().num_target_tokens);
+    counts.push_back(real_tokens(batches.back()));
+  }
+  if (reducer) reducer->world().sum(counts);
+  std::vector<size_t> kept;
+  for (size_t micro = 0; micro < batches.size(); ++micro) {
+    r.tokens += counts[2 * micro + 1];
+    if (counts[2 * micro] == 0) {
       ++r.skipped_micro_batches;
+    } else {
+      kept.push_back(micro);
     }
   }
-  if (batches.empty()) return r;  // nothing to learn from: no parameter changes
-  const double accum = static_cast<double>(batches.size());
-  for (size_t micro = 0; micro < batches.size(); ++micro) {
+  if (kept.empty()) return r;  // nothing to learn from: no parameter changes
+  if (reducer) reducer->prepare();
+  const double accum = static_cast<double>(kept.size());
+  for (size_t k = 0; k < kept.size(); ++k) {
+    const data::Batch& batch = batches[kept[k]];
+    // The global mean over a micro-batch's N targets is the sum over the ranks of each rank's
+    // mean over its n targets times n/N; the reducer then sums the gradients.
+    const double weight =
+        reducer ? static_cast<double>(batch.num_target_tokens) / counts[2 * kept[k]] : 1.0;
     auto start = Clock::now();
-    BatchLoss b = task.loss(model, batches[micro], o.label_smoothing);
-    const double value = b.loss.item();
+    std::optional<BatchLoss> b;
+    double contribution = 0.0;
+    if (batch.num_target_tokens > 0) {
+      b = task.loss(model, batch, o.label_smoothing);
+      contribution = b->loss.item() * weight;
+    }
+    if (reducer)
+      reducer->world().sum(std::span<double>(&contribution, 1));  // a NaN on any rank reaches all
     r.seconds.forward += seconds_since(start);
-    if (!std::isfinite(value)) {
+    if (!std::isfinite(contribution)) {
       optimizer.zero_grad();
-      r.nonfinite_loss = value;
-      r.nonfinite_micro = static_cast<int64_t>(micro);
+      r.nonfinite_loss = contribution;
+      r.nonfinite_micro = static_cast<int64_t>(kept[k]);
       return r;
     }
-    r.loss += value / accum;
+    r.loss += contribution / accum;
+    if (!b) continue;
     start = Clock::now();
-    mul(b.loss, 1.0 / accum).backward();
+    const Tensor scaled = mul(b->loss, weight / accum);
+    if (reducer && k + 1 == kept.size()) {
+      // The step's last backward: each bucket's sum starts as soon as its gradients are final.
+      GradReadyHookScope hook = reducer->hook();
+      scaled.backward();
+    } else {
+      scaled.backward();
+    }
     r.seconds.backward += seconds_since(start);
   }
   const auto start = Clock::now();
+  if (reducer) r.reduction = reducer->finish();
   r.grad_norm = o.max_grad_norm > 0 ? optim::clip_grad_norm_(optimizer, o.max_grad_norm)
                                     : optim::grad_norm(model.parameters());
+  OptimizerShards* shards = o.parallel ? o.parallel->shards() : nullptr;
+  if (shards) shards->before_step();
   optimizer.step();
+  if (shards) shards->after_step();
   optimizer.zero_grad();
   r.seconds.optimizer = seconds_since(start);
   r.updated = true;

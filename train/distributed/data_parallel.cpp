@@ -1,0 +1,96 @@
+#include "train/distributed/data_parallel.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "autograd/error.h"
+#include "train/config/config_origins.h"
+
+namespace heed::train {
+
+uint64_t rank_seed(uint64_t seed, int rank) {
+  if (rank == 0) return seed;
+  // SplitMix64's finalizer over (seed, rank): neighbouring ranks get unrelated streams.
+  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+void check_world(const World& world, const RunConfig& c) {
+  if (!world.distributed()) return;
+  if (c.train.batch_size < world.size()) {
+    config_fail(c.origins.where("train.batch_size"),
+                "train.batch_size is the global batch, split over the ranks: {} rows cannot give "
+                "each of {} ranks one",
+                c.train.batch_size, world.size());
+  }
+  const std::string mine = to_yaml(c);
+  std::string main = mine;
+  world.broadcast(main);
+  HEED_CHECK(mine == main,
+             "rank {}: its resolved config differs from rank 0's; every rank of a job must run "
+             "the same config (compare `train --print-config` on each)",
+             world.rank());
+}
+
+DataParallel::DataParallel(const World& world, nn::PretrainedModel& model,
+                           optim::Optimizer& optimizer, const TrainConfig& train)
+    : world_(world), model_(model) {
+  const auto bucket_bytes = static_cast<int64_t>(train.bucket_mb * 1024 * 1024);
+  reducer_ = std::make_unique<GradientReducer>(world, model.parameters(),
+                                               std::max<int64_t>(1, bucket_bytes));
+  if (train.zero_stage == 1) shards_ = std::make_unique<OptimizerShards>(world, optimizer);
+  for (const Tensor& p : model.parameters()) elements_ += p.numel();
+}
+
+std::string DataParallel::describe(const TrainConfig& train) const {
+  const int n = world_.size();
+  std::string line = fmt::format(
+      "data parallel: {} ranks (MPI), {}-{} rows each of the global batch of {}; gradients "
+      "summed in {} bucket{} of about {} MB ({:.1f} MB per step), during backward",
+      n, train.batch_size / n, (train.batch_size + n - 1) / n, train.batch_size,
+      reducer_->num_buckets(), reducer_->num_buckets() == 1 ? "" : "s", train.bucket_mb,
+      elements_ * 4.0 / 1e6);
+  if (shards_) {
+    line += fmt::format("; ZeRO-1: rank 0 keeps the optimizer state of {} of {} parameters",
+                        shards_->owned_elements(), elements_);
+  }
+  return line;
+}
+
+data::Batch DataParallel::rows(const data::Batch& global) const {
+  const int64_t b = global.batch_size, r = world_.rank(), n = world_.size();
+  return data::batch_rows(global, b * r / n, b * (r + 1) / n);
+}
+
+void DataParallel::broadcast_parameters() {
+  std::vector<World::Piece> pieces;
+  for (Tensor& p : model_.parameters()) {
+    HEED_CHECK(p.is_contiguous(), "a parameter that is not contiguous cannot be broadcast");
+    pieces.push_back({p.raw_data(), static_cast<size_t>(p.numel()) * dtype_size(p.dtype()), 0});
+  }
+  world_.broadcast_all(pieces);
+  if (!world_.is_main()) {
+    for (Tensor& p : model_.parameters()) p.storage()->bump_version();
+  }
+}
+
+void DataParallel::seed_dropout(const Generator::State& rank0,
+                                const std::vector<uint64_t>& rank_offsets) {
+  const auto rank = static_cast<size_t>(world_.rank());
+  Generator::State mine{rank_seed(rank0.seed, world_.rank()), rank0.offset};
+  if (rank_offsets.size() == static_cast<size_t>(world_.size())) mine.offset = rank_offsets[rank];
+  model_.dropout_generator->set_state(mine);
+}
+
+std::vector<uint64_t> DataParallel::dropout_offsets() const {
+  std::vector<int64_t> offsets(static_cast<size_t>(world_.size()), 0);
+  offsets[static_cast<size_t>(world_.rank())] =
+      static_cast<int64_t>(model_.dropout_generator->state().offset);
+  world_.sum(offsets);
+  return {offsets.begin(), offsets.end()};
+}
+
+}  // namespace heed::train
