@@ -1,6 +1,10 @@
 #include "train/best_model.h"
 
+#include <algorithm>
+
 #include "autograd/error.h"
+#include "train/config/config_origins.h"
+#include "train/config/did_you_mean.h"
 
 namespace heed::train {
 
@@ -55,6 +59,17 @@ void BestModel::load_state(const io::JsonFields& state, const std::string& where
     value_ = state.number("best_metric");
     step_ = state.int64("best_global_step");
   }
+}
+
+BestModel best_model_for(const RunConfig& c, const TrainingTask& task,
+                         const data::LabelNames& labels) {
+  const std::string metric = best_model_metric(c.eval.metric_for_best_model);
+  const std::vector<std::string> names = task.metric_names(task.scored_classes(labels), c.eval);
+  if (!std::ranges::count(names, metric)) {
+    const std::string key = "eval.metric_for_best_model";
+    config_fail(c.origins.where(key), "{}: {}", key, unknown_name("metric", metric, names));
+  }
+  return BestModel(metric, c.eval.greater_is_better.value_or(greater_is_better_by_default(metric)));
 }
 
 }  // namespace heed::train

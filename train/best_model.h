@@ -11,8 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "data/datasets.h"
 #include "io/json_fields.h"
 #include "train/config/config.h"
+#include "train/tasks/task.h"
 
 namespace heed::train {
 
@@ -52,5 +54,12 @@ class BestModel {
   std::optional<double> value_;
   int64_t step_ = 0;
 };
+
+// The best-model tracker that eval.load_best_model_at_end asks for. load_run_config has already
+// checked the metric's name, a classifier's classes against its training file; a RunConfig
+// built in code has not been through it, so the names this run's evaluation reports (`labels`
+// are its classes) are the final word: another name is a ConfigError.
+BestModel best_model_for(const RunConfig& config, const TrainingTask& task,
+                         const data::LabelNames& labels);
 
 }  // namespace heed::train

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "train/config/config_origins.h"
 #include "train/tasks/model_configs.h"
@@ -160,6 +161,18 @@ void check_memory(const RunConfig& c, const TaskData& data, const Log& log) {
   }
   log(fmt::format("memory: {}{}", estimate,
                   machine ? fmt::format(" of the machine's {}", format_bytes(*machine)) : ""));
+}
+
+void warn_of_oversubscription(const RunConfig& c, int ranks_here, const Log& log) {
+  const unsigned cpus = std::thread::hardware_concurrency();
+  const int64_t ranks = ranks_here;
+  if (c.train.threads * ranks > static_cast<int64_t>(cpus) && cpus > 0) {
+    log(fmt::format(
+        "warning: train.threads {}{} is more than the {} CPUs here; steps will be slower than "
+        "with {}",
+        c.train.threads, ranks > 1 ? fmt::format(" × {} ranks", ranks) : "", cpus,
+        std::max<int64_t>(1, cpus / ranks)));
+  }
 }
 
 }  // namespace heed::train

@@ -32,4 +32,7 @@ std::string format_bytes(double bytes);
 // ConfigError before anything is allocated.
 void check_memory(const RunConfig& config, const TaskData& data, const Log& log);
 
+// Warns when train.threads times the ranks on this machine is more than its CPUs.
+void warn_of_oversubscription(const RunConfig& config, int ranks_here, const Log& log);
+
 }  // namespace heed::train

@@ -158,6 +158,19 @@ void warn_of_rare_classes(const data::LabelNames& labels,
 
 }  // namespace
 
+RunConfig with_written_vocabulary(const RunConfig& config) {
+  RunConfig c = config;
+  TokenizerConfig& t = c.tokenizer;
+  if (t.vocab) return c;
+  const fs::path dir(c.train.output_dir);
+  if (t.type == TokenizerType::kWordPiece && t.vocab_size) {
+    t.vocab = (dir / "vocab.txt").string();
+  } else if (t.type != TokenizerType::kWordPiece && !c.init_from) {
+    t.vocab = (dir / "char_tokenizer.json").string();
+  }
+  return c;
+}
+
 TaskData build_task_data(const RunConfig& c, const Log& log) {
   TaskData d;
   d.tokenizer = std::make_shared<const data::TextTokenizer>(

@@ -14,6 +14,10 @@ namespace heed::train {
 // Loads or trains the tokenizer and reads every split.
 TaskData build_task_data(const RunConfig& config, const Log& log);
 
+// `config` with tokenizer.vocab naming the file that build_task_data writes when it builds a
+// vocabulary: a data-parallel run's other ranks read rank 0's rather than build their own.
+RunConfig with_written_vocabulary(const RunConfig& config);
+
 // The model the config describes, with vocab and special ids from the tokenizer; from
 // config.init_from when given (a new head keeps its initialisation).
 std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& config, const TaskData& data,

@@ -10,6 +10,7 @@
 #include "io/json_file.h"
 #include "train/config/config.h"
 #include "train/config/pipeline.h"
+#include "train/distributed/world.h"
 #include "train/training_checkpoint.h"
 
 namespace heed::train {
@@ -25,6 +26,20 @@ struct Arguments {
 
 void say(const std::string& line) {
   std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+// The one line of a failure, and its exit code. In a data-parallel job the line names the
+// rank, and the whole job ends with it: the other ranks would otherwise wait for this one in
+// their next collective for ever.
+int failed(int exit_code, const std::string& message) {
+  const World& world = World::get();
+  if (!world.distributed()) {
+    say("train: " + message);
+    return exit_code;
+  }
+  say(fmt::format("train: rank {} of {}: {}", world.rank(), world.size(), message));
+  std::fflush(stderr);
+  world.abort(exit_code);
 }
 
 // A path as a YAML value: single-quoted, so that any character stays itself.
@@ -166,19 +181,21 @@ int train_command(int argc, char** argv, const TrainerHooks& hooks) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (World::launched_by_mpirun() && !World::available()) {
+    return failed(1,
+                  "error: train was started by mpirun, but this build has no MPI, so distributed "
+                  "training is off: install Open MPI (scripts/setup.sh) and build again");
+  }
   try {
     return run(args, hooks);
   } catch (const ConfigError& e) {
-    std::fprintf(stderr, "train: %s\n", e.what());
-    return 2;
+    return failed(2, e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr,
-                 "train: error: out of memory; make the model or train.batch_size smaller "
-                 "(the run's first lines estimate what it needs)\n");
-    return 1;
+    return failed(1,
+                  "error: out of memory; make the model or train.batch_size smaller (the run's "
+                  "first lines estimate what it needs)");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "train: error: %s\n", e.what());
-    return 1;
+    return failed(1, fmt::format("error: {}", e.what()));
   }
 }
 

@@ -2,10 +2,8 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <filesystem>
 #include <thread>
 
@@ -21,6 +19,8 @@
 #include "train/best_model.h"
 #include "train/config/config_origins.h"
 #include "train/config/did_you_mean.h"
+#include "train/console.h"
+#include "train/distributed/data_parallel.h"
 #include "train/evaluation.h"
 #include "train/memory_estimate.h"
 #include "train/metrics.h"
@@ -28,6 +28,7 @@
 #include "train/output_dir.h"
 #include "train/resume_changes.h"
 #include "train/run_report.h"
+#include "train/stop_signals.h"
 #include "train/task_setup.h"
 #include "train/tasks/task.h"
 #include "train/train_step.h"
@@ -39,52 +40,30 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::atomic<int> g_stop_signal{0};
-extern "C" void on_stop_signal(int signal) {
-  g_stop_signal = signal;
-}
-
-// Installs SIGINT/SIGTERM handlers for the life of a run, restoring the old ones after.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_signal = 0;
-    previous_int_ = std::signal(SIGINT, on_stop_signal);
-    previous_term_ = std::signal(SIGTERM, on_stop_signal);
-  }
-  ~StopSignals() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
-  }
-
- private:
-  void (*previous_int_)(int);
-  void (*previous_term_)(int);
-};
-
-std::string duration(double seconds) {
-  const int64_t s = static_cast<int64_t>(seconds + 0.5);
-  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
-}
-
 class Run {
  public:
   Run(const RunConfig& config, const TrainerHooks& hooks)
-      : c_(config), task_(task_for(config.task)), hooks_(hooks) {}
+      : c_(config),
+        task_(task_for(config.task)),
+        hooks_(hooks),
+        console_(config.logging.progress, config.logging.every_steps, !world_.is_main()) {}
 
   TrainerResult execute() {
     const Log log = [this](const std::string& line) { say(line); };
-    output_dir_lock_ = claim_output_dir(c_, log);
+    check_world(world_, c_);
+    if (world_.is_main()) output_dir_lock_ = claim_output_dir(c_, log);
     if (c_.train.threads > 0) set_num_threads(static_cast<int>(c_.train.threads));
     if (c_.train.dtype == DType::bf16) set_matmul_precision(MatmulPrecision::bf16);
-    data_ = build_task_data(c_, log);
-    check_memory(c_, data_, log);
-    warn_of_oversubscription();
+    data_ = build_data(log);
+    if (world_.is_main()) check_memory(c_, data_, log);
+    warn_of_oversubscription(c_, World::ranks_on_this_machine(), log);
     model_ = build_model(c_, data_, log);
-    if (c_.eval.load_best_model_at_end) track_best_model();
+    if (c_.eval.load_best_model_at_end) best_.emplace(best_model_for(c_, task_, data_.labels));
     build_optimizer();
+    if (world_.distributed()) {
+      parallel_ = std::make_unique<DataParallel>(world_, *model_, *optimizer_, c_.train);
+      say(parallel_->describe(c_.train));
+    }
     loader_ = std::make_unique<data::Loader>(
         data_.train, data_.collate,
         data::LoaderOptions{.batch_size = static_cast<size_t>(c_.train.batch_size),
@@ -93,48 +72,45 @@ class Run {
                             .seed = static_cast<uint64_t>(c_.train.seed),
                             .prefetch = static_cast<size_t>(c_.data.prefetch)});
     if (c_.train.resume == Resume::kAuto) resume();
-    report_.emplace(c_, *model_, log);
-    report_->write("running");
+    if (parallel_) start_parallel();
+    if (world_.is_main()) report_.emplace(c_, *model_, log);
+    write_report("running");
     StopSignals signals;
     try {
       return train_loop();
     } catch (...) {
-      report_->write("stopped");
+      write_report("stopped");
       throw;
     }
   }
 
  private:
-  void say(const std::string& line) {
-    if (bar_visible_) {
-      std::fputs("\n", stderr);
-      bar_visible_ = false;
-    }
-    std::fprintf(stderr, "%s\n", line.c_str());
+  void say(const std::string& line) { console_.say(line); }
+
+  void write_report(const std::string& status) {
+    if (report_) report_->write(status);
   }
 
-  void warn_of_oversubscription() {
-    const unsigned cpus = std::thread::hardware_concurrency();
-    if (c_.train.threads > static_cast<int64_t>(cpus) && cpus > 0) {
-      say(
-          fmt::format("warning: train.threads {} is more than the {} CPUs here; steps will be "
-                      "slower than with {}",
-                      c_.train.threads, cpus, cpus));
+  // Rank 0 reads the data first, writing what it builds (a vocabulary, token caches) into
+  // output_dir; the other ranks then read those rather than write the same files at once.
+  TaskData build_data(const Log& log) {
+    if (world_.is_main()) {
+      TaskData data = build_task_data(c_, log);
+      world_.barrier();
+      return data;
     }
+    world_.barrier();
+    return build_task_data(with_written_vocabulary(c_), log);
   }
 
-  // load_run_config has already checked the name, a classifier's classes against its training
-  // file; a RunConfig built in code has not been through it, so the names this run's evaluation
-  // reports are the final word.
-  void track_best_model() {
-    const std::string metric = best_model_metric(c_.eval.metric_for_best_model);
-    const std::vector<std::string> names =
-        task_.metric_names(task_.scored_classes(data_.labels), c_.eval);
-    if (!std::ranges::count(names, metric)) {
-      const std::string key = "eval.metric_for_best_model";
-      config_fail(c_.origins.where(key), "{}: {}", key, unknown_name("metric", metric, names));
+  // Every rank starts from rank 0's parameters, and draws its own dropout stream.
+  void start_parallel() {
+    parallel_->broadcast_parameters();
+    if (resumed_from_.empty()) {
+      parallel_->seed_dropout(model_->dropout_generator->state(), {});
+    } else {
+      parallel_->seed_dropout(resumed_dropout_.dropout_rng, resumed_dropout_.rank_dropout_offsets);
     }
-    best_.emplace(metric, c_.eval.greater_is_better.value_or(greater_is_better_by_default(metric)));
   }
 
   void build_optimizer() {
@@ -146,20 +122,18 @@ class Run {
   }
 
   void resume() {
-    remove_unfinished_checkpoints(c_.train.output_dir);
-    std::optional<std::string> dir =
-        latest_checkpoint(c_.train.output_dir, [this](const std::string& line) { say(line); });
+    std::optional<std::string> dir = choose_checkpoint();
     if (!dir) {
       say(fmt::format("resume: no checkpoint in {}; starting from step 0", c_.train.output_dir));
-      truncate_metrics_after(c_.train.output_dir,
-                             0);  // a run killed before its first checkpoint logged steps
+      // A run killed before its first checkpoint logged steps.
+      if (world_.is_main()) truncate_metrics_after(c_.train.output_dir, 0);
       return;
     }
     const std::string state_path = dir.value() + "/trainer_state.json";
     const nlohmann::json state_json = io::read_json_file(state_path);
     const io::JsonFields state(state_json, state_path);
     check_data_order(state, c_, *dir);
-    check_resume_changes(*dir, c_, [this](const std::string& line) { say(line); });
+    if (world_.is_main()) check_resume_changes(*dir, c_, [this](const std::string& l) { say(l); });
     if (best_ && state.has("best_model")) {
       best_->load_state(state.object("best_model"), *dir);
     } else if (best_) {
@@ -170,6 +144,7 @@ class Run {
     }
     nn::load_weights(*model_, io::SafetensorsFile(dir.value() + "/model.safetensors"));
     optimizer_->load_state(dir.value() + "/optimizer.safetensors");
+    if (parallel_ && parallel_->shards()) parallel_->shards()->drop_others_state();
     scheduler_->load_state_dict(state.object("scheduler"));
     // The schedule's saved base rate is the old one; a changed optim.lr applies from here on.
     if (scheduler_->base_lrs().at(0) != c_.optim.lr) scheduler_->set_base_lr(c_.optim.lr);
@@ -179,9 +154,24 @@ class Run {
     elapsed_before_ = point.elapsed_seconds;
     loader_->restore(point.loader);
     model_->dropout_generator->set_state(point.dropout_rng);
-    truncate_metrics_after(c_.train.output_dir, step_);
+    resumed_dropout_ = point;
+    if (world_.is_main()) truncate_metrics_after(c_.train.output_dir, step_);
     resumed_from_ = *dir;
     say(fmt::format("resumed from {} at step {}", dir.value(), step_));
+  }
+
+  // Rank 0 picks the newest complete checkpoint; every rank resumes from that one.
+  std::optional<std::string> choose_checkpoint() {
+    std::string dir;
+    if (world_.is_main()) {
+      remove_unfinished_checkpoints(c_.train.output_dir);
+      dir = latest_checkpoint(c_.train.output_dir, [this](const std::string& line) {
+              say(line);
+            }).value_or("");
+    }
+    world_.broadcast(dir);
+    if (dir.empty()) return std::nullopt;
+    return dir;
   }
 
   std::map<std::string, double> evaluate(const std::shared_ptr<const data::Dataset>& split) {
@@ -206,12 +196,19 @@ class Run {
     }
     append_metrics_record(c_.train.output_dir, j);
     say(line);
-    report_->write("running");
+    write_report("running");
     if (result) result->final_metrics[name] = m;
     return m;
   }
 
+  // Every rank calls it: a data-parallel run gathers each rank's dropout position and (ZeRO-1)
+  // optimizer state onto rank 0, which alone writes. Returns the path (empty on other ranks).
   std::string save_checkpoint() {
+    std::vector<uint64_t> rank_offsets;
+    if (parallel_) rank_offsets = parallel_->dropout_offsets();
+    OptimizerShards* shards = parallel_ ? parallel_->shards() : nullptr;
+    if (shards) shards->gather_state();
+    if (!world_.is_main()) return {};
     const data::LoaderState position = loader_->state();
     const Generator::State rng = model_->dropout_generator->state();
     nlohmann::json state = {{"step", step_},
@@ -221,7 +218,11 @@ class Run {
                             {"loader", {{"epoch", position.epoch}, {"batch", position.batch}}},
                             {"dropout_rng", {{"seed", rng.seed}, {"offset", rng.offset}}},
                             {"data_order", data_order(c_)},
-                            {"task", std::string(to_string(c_.task))}};
+                            {"task", std::string(to_string(c_.task))},
+                            {"world_size", world_.size()}};
+    for (size_t r = 0; r < rank_offsets.size(); ++r) {
+      state["dropout_rng"]["rank_offsets"][std::to_string(r)] = rank_offsets[r];
+    }
     std::optional<int64_t> best_step;
     if (best_) {
       state["best_model"] = best_->state();
@@ -243,8 +244,9 @@ class Run {
       fail("{}; {} was not written, and {}", e.what(), checkpoint_path(c_.train.output_dir, step_),
            resumable_state());
     }
+    if (shards) shards->drop_others_state();
     say(fmt::format("saved {}", path));
-    report_->write("running");
+    write_report("running");
     return path;
   }
 
@@ -252,29 +254,11 @@ class Run {
     return elapsed_before_ + std::chrono::duration<double>(Clock::now() - start_).count();
   }
 
-  bool show_bar() const {
-    if (c_.logging.progress == Progress::kAlways) return true;
-    if (c_.logging.progress == Progress::kNever) return false;
-    return ::isatty(STDERR_FILENO);
-  }
-
   void report_progress(double loss, double lr, double tokens_per_s) {
     const double per_step =
         (elapsed() - elapsed_before_) / std::max<int64_t>(1, step_ - first_step_);
-    const double eta = per_step * (c_.train.max_steps - step_);
-    if (show_bar()) {
-      const int width = 24;
-      const int filled = static_cast<int>(width * step_ / c_.train.max_steps);
-      std::fprintf(stderr, "\r[%s%s] %ld/%ld loss %.4f lr %.2e %.0f tok/s ETA %s   ",
-                   std::string(filled, '=').c_str(), std::string(width - filled, ' ').c_str(),
-                   static_cast<long>(step_), static_cast<long>(c_.train.max_steps), loss, lr,
-                   tokens_per_s, duration(eta).c_str());
-      bar_visible_ = true;
-    } else if (step_ % c_.logging.every_steps == 0 || step_ == c_.train.max_steps) {
-      say(fmt::format("step {}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | elapsed {} | eta {}",
-                      step_, c_.train.max_steps, loss, lr, tokens_per_s, duration(elapsed()),
-                      duration(eta)));
-    }
+    console_.step(step_, c_.train.max_steps, loss, lr, tokens_per_s, elapsed(),
+                  per_step * (c_.train.max_steps - step_));
   }
 
   // The loop, as llm.c writes it: one optimizer step, then whatever is due after it.
@@ -292,10 +276,13 @@ class Run {
       }
       consecutive_skips_ = 0;
       log_step(o, lr);
-      const bool new_best = evaluate_if_due();
+      const bool new_best = world_.any(evaluate_if_due());  // rank 0 alone evaluates
       const bool saved = checkpoint_if_due(new_best, result);
       if (hooks_.after_step) hooks_.after_step(step_);
-      if (g_stop_signal != 0) return stop_on_signal(saved, result);
+      // A signal to any rank stops the whole job, after the same step everywhere.
+      if (const int signal = world_.max(StopSignals::received()); signal != 0) {
+        return stop_on_signal(signal, saved, result);
+      }
     }
     return finish(result);
   }
@@ -307,10 +294,14 @@ class Run {
   }
 
   StepOutcome run_step() {
-    StepOutcome o = train_step(task_, *model_, *optimizer_, [this] { return loader_->next(); },
+    const auto next_batch = [this] {
+      return parallel_ ? parallel_->rows(loader_->next()) : loader_->next();
+    };
+    StepOutcome o = train_step(task_, *model_, *optimizer_, next_batch,
                                {.grad_accum_steps = c_.train.grad_accum_steps,
                                 .max_grad_norm = c_.train.max_grad_norm,
-                                .label_smoothing = c_.train.label_smoothing});
+                                .label_smoothing = c_.train.label_smoothing,
+                                .parallel = parallel_.get()});
     tokens_seen_ += o.tokens;
     if (o.nonfinite_loss || !o.updated) return o;  // nothing changed: the step did not happen
     scheduler_->step();
@@ -343,7 +334,7 @@ class Run {
   TrainerResult stop_on_nonfinite_loss(const StepOutcome& o, TrainerResult& result) {
     say(fmt::format("stopping: the loss is {} at step {} (micro-batch {}); {}", *o.nonfinite_loss,
                     step_ + 1, o.nonfinite_micro, resumable_state()));
-    report_->write("stopped");
+    write_report("stopped");
     result.exit_code = 1;
     result.steps = step_;
     return result;
@@ -359,6 +350,7 @@ class Run {
     const double tokens_per_s = interval_.tokens / std::max(seconds, 1e-9);
     report_progress(o.loss, lr, tokens_per_s);
     if (step_ % c_.logging.every_steps != 0 && step_ != c_.train.max_steps) return;
+    if (!world_.is_main()) return;
     append_metrics_record(c_.train.output_dir, {{"step", step_},
                                                 {"loss", interval_.loss / interval_.steps},
                                                 {"lr", lr},
@@ -374,7 +366,7 @@ class Run {
   bool evaluate_if_due() {
     const bool last = step_ == c_.train.max_steps;
     const bool due = c_.eval.every_steps > 0 && step_ % c_.eval.every_steps == 0;
-    if (!data_.valid || !((due && !last) || (best_ && last))) return false;
+    if (!world_.is_main() || !data_.valid || !((due && !last) || (best_ && last))) return false;
     std::map<std::string, double> m = evaluate_and_log("valid", data_.valid, nullptr);
     bool new_best = false;
     if (best_ && best_->consider(m, step_)) {
@@ -395,11 +387,11 @@ class Run {
     return true;
   }
 
-  TrainerResult stop_on_signal(bool saved, TrainerResult& result) {
-    say(fmt::format("received signal {}: saving a checkpoint at step {} and stopping",
-                    g_stop_signal.load(), step_));
+  TrainerResult stop_on_signal(int signal, bool saved, TrainerResult& result) {
+    say(fmt::format("received signal {}: saving a checkpoint at step {} and stopping", signal,
+                    step_));
     if (!saved) result.last_checkpoint = save_checkpoint();
-    report_->write("stopped");
+    write_report("stopped");
     result.steps = step_;
     return result;
   }
@@ -408,6 +400,7 @@ class Run {
   // final_metrics.json, the task's examples.
   TrainerResult finish(TrainerResult& result) {
     result.steps = step_;
+    if (!world_.is_main()) return result;  // rank 0 evaluates and reports for the job
     std::string model_checkpoint = result.last_checkpoint;
     if (best_) model_checkpoint = load_best_model(model_checkpoint);
     if (c_.train.eval_at_end) {
@@ -426,7 +419,7 @@ class Run {
       if (!examples.empty()) say(examples);
       if (!examples.empty()) report_->set_examples(examples);
     }
-    report_->write("finished");
+    write_report("finished");
     say(fmt::format("done: {} steps in {}; model in {}", step_, duration(elapsed()),
                     model_checkpoint));
     if (profiling()) say("time per op over the run (HEED_PROFILE):\n" + op_time_report());
@@ -466,6 +459,10 @@ class Run {
   std::optional<io::DirectoryLock> output_dir_lock_;
   const TrainingTask& task_;
   TrainerHooks hooks_;
+  const World& world_ = World::get();
+  Console console_;
+  std::unique_ptr<DataParallel> parallel_;  // with more than one rank
+  ResumePoint resumed_dropout_;             // what a resume read, for each rank's dropout
   TaskData data_;
   std::shared_ptr<nn::PretrainedModel> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
@@ -481,7 +478,6 @@ class Run {
   std::optional<std::map<std::string, double>> last_valid_;  // the last step's, when judged
   double elapsed_before_ = 0.0;
   Clock::time_point start_;
-  bool bar_visible_ = false;
   struct Interval {  // the steps since the last metrics.jsonl record
     double loss = 0.0;
     int64_t steps = 0, tokens = 0;

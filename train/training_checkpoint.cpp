@@ -112,6 +112,12 @@ ResumePoint read_resume_point(const io::JsonFields& state) {
   const io::JsonFields loader = state.object("loader"), rng = state.object("dropout_rng");
   point.loader = {loader.uint64("epoch"), loader.uint64("batch")};
   point.dropout_rng = {rng.uint64("seed"), rng.uint64("offset")};
+  if (rng.has("rank_offsets")) {  // written by a data-parallel run: each rank's own
+    const io::JsonFields ranks = rng.object("rank_offsets");
+    for (int r = 0; ranks.has(std::to_string(r)); ++r) {
+      point.rank_dropout_offsets.push_back(ranks.uint64(std::to_string(r)));
+    }
+  }
   return point;
 }
 

@@ -43,7 +43,9 @@ struct ResumePoint {
   int64_t tokens_seen = 0;
   double elapsed_seconds = 0.0;
   data::LoaderState loader;
-  Generator::State dropout_rng;
+  Generator::State dropout_rng;  // rank 0's (a single process's)
+  // A data-parallel run's dropout offset of each rank, in rank order; empty for one process.
+  std::vector<uint64_t> rank_dropout_offsets;
 };
 // Reads it, every field checked: one missing, of the wrong type, or out of its range is a
 // heed::Error naming the file and the field.

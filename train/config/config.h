@@ -131,7 +131,7 @@ struct ScheduleConfig {
 };
 
 struct TrainConfig {
-  int64_t batch_size = 32;  // per process; the global batch is × grad_accum_steps × ranks
+  int64_t batch_size = 32;  // the global batch: data parallel, each rank takes its share of rows
   int64_t grad_accum_steps = 1;
   int64_t max_steps = 0;         // required: optimizer steps
   double max_grad_norm = 1.0;    // 0 = no clipping
@@ -144,6 +144,10 @@ struct TrainConfig {
   bool eval_at_end = true;            // when data.valid (and data.test) are given
   DType dtype = DType::f32;           // f32 or bf16 (bf16 matmul inputs, f32 accumulation)
   bool check_memory = true;           // refuse a run whose estimated memory exceeds the machine's
+  // Data parallel (mpirun -np N): gradients are summed in buckets of about this many MB, and
+  // zero_stage 1 shards the optimizer state over the ranks (ZeRO-1).
+  double bucket_mb = 25.0;
+  int64_t zero_stage = 0;
 };
 
 struct EvalConfig {

@@ -174,6 +174,8 @@ void visit_config(V& v, C& c) {
     v.field("eval_at_end", t.eval_at_end);
     v.field("dtype", t.dtype);
     v.field("check_memory", t.check_memory);
+    v.field("bucket_mb", t.bucket_mb);
+    v.field("zero_stage", t.zero_stage);
   });
   v.section("eval", [&] {
     v.field("every_steps", c.eval.every_steps);

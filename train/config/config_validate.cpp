@@ -222,6 +222,11 @@ void check_training(Checker& c, const RunConfig& config) {
   c.check(t.threads <= kMaxThreads, "train.threads", "must be at most {}, got {}", kMaxThreads,
           t.threads);
   c.check(!t.output_dir.empty(), "train.output_dir", "must not be empty");
+  c.positive("train.bucket_mb", t.bucket_mb);
+  c.check(t.zero_stage == 0 || t.zero_stage == 1, "train.zero_stage",
+          "must be 0 (every rank keeps the whole optimizer state) or 1 (ZeRO-1: each keeps its "
+          "share), got {}",
+          t.zero_stage);
 
   const int64_t warmup = config.schedule.warmup_steps;
   c.check(warmup >= 0 && warmup <= t.max_steps, "schedule.warmup_steps",
