@@ -3,6 +3,8 @@
 // synthetic batches, and prints `key: value` lines, `tokens_per_second` last.
 //   build/bench/bench_train_step --model bert-mini|gpt-mini|bert-small|seq2seq
 //                                --precision f32|bf16 --steps 10 [--threads 2]
+//   mpirun -np 2 build/bench/bench_train_step --model bert-mini --threads 1   (data parallel:
+//                                         the same global batch, plus the allreduce's cost)
 //   build/bench/bench_train_step --matmul-peak --precision f32|bf16   (oneDNN's peak here)
 // With HEED_PROFILE=1 it also prints, on stderr, the time of each op over the timed steps.
 #include <CLI/CLI.hpp>
@@ -24,6 +26,7 @@
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
+#include "train/distributed/data_parallel.h"
 #include "train/train_step.h"
 
 using namespace heed;
@@ -204,17 +207,33 @@ int matmul_peak(bool bf16) {
 
 }  // namespace
 
+// The gradients' sums with no backward running: each bucket started and waited for in turn,
+// what a step would wait without the overlap.
+std::vector<double> time_sums_alone(train::DataParallel& parallel, int64_t repeats) {
+  std::vector<double> seconds;
+  for (int64_t k = 0; k < repeats; ++k) {
+    parallel.world().barrier();
+    const auto start = Clock::now();
+    parallel.reducer().prepare();
+    parallel.reducer().finish();
+    seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return seconds;
+}
+
 int main(int argc, char** argv) {
   CLI::App app("heed training-step benchmark (the heed side of bench/compare.py)");
   std::string model_name = "bert-mini", precision = "f32";
   int64_t steps = 10, warmup = 2, threads = 0;
   bool peak = false;
+  double bucket_mb = 25;
   app.add_option("--model", model_name, "bert-mini, gpt-mini, bert-small or seq2seq");
   app.add_option("--precision", precision, "f32 or bf16 (train.dtype)")
       ->check(CLI::IsMember({"f32", "bf16"}));
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--threads", threads, "0: OpenMP's default");
+  app.add_option("--bucket-mb", bucket_mb, "under mpirun: gradient bucket size (train.bucket_mb)");
   app.add_flag("--matmul-peak", peak, "print oneDNN's matmul GFLOP/s and kernel, and exit");
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) set_num_threads(static_cast<int>(threads));
@@ -241,11 +260,24 @@ int main(int argc, char** argv) {
     labelled += static_cast<double>(b.num_target_tokens);
     positions += static_cast<double>(b.batch_size * b.seq_len);
   }
+  // Under mpirun, the trainer's data parallelism: each rank takes its rows of the same global
+  // batches, and the gradients are summed while backward runs.
+  const train::World& world = train::World::get();
+  std::unique_ptr<train::DataParallel> parallel;
+  if (world.distributed()) {
+    parallel = std::make_unique<train::DataParallel>(world, *model, *optimizer,
+                                                     train::TrainConfig{.bucket_mb = bucket_mb});
+    parallel->broadcast_parameters();
+  }
   size_t next = 0;
-  const auto next_batch = [&] { return batches[next++ % batches.size()]; };
-  const train::StepOptions options{.max_grad_norm = 1.0, .label_smoothing = w.label_smoothing};
+  const auto next_batch = [&] {
+    const data::Batch& b = batches[next++ % batches.size()];
+    return parallel ? parallel->rows(b) : b;
+  };
+  const train::StepOptions options{
+      .max_grad_norm = 1.0, .label_smoothing = w.label_smoothing, .parallel = parallel.get()};
 
-  std::vector<double> forward, backward, update, total;
+  std::vector<double> forward, backward, update, total, reduce_wait;
   double loss = 0;
   AllocatorStats before_timed{};
   for (int64_t s = 0; s < warmup + steps; ++s) {
@@ -261,9 +293,13 @@ int main(int argc, char** argv) {
     forward.push_back(o.seconds.forward);
     backward.push_back(o.seconds.backward);
     update.push_back(o.seconds.optimizer);
+    reduce_wait.push_back(o.reduction.wait_seconds);
     total.push_back(seconds);
     loss = o.loss;
   }
+  const std::vector<double> reduce_alone =
+      parallel ? time_sums_alone(*parallel, steps) : std::vector<double>{};
+  if (!world.is_main()) return 0;  // rank 0 reports for the job
   const int64_t tokens = w.batch * (w.seq + w.target_seq);
   int64_t parameters = 0;
   for (const Tensor& p : model->parameters()) parameters += p.numel();
@@ -281,6 +317,14 @@ int main(int argc, char** argv) {
               static_cast<double>(after_timed.os_allocations - before_timed.os_allocations) /
                   static_cast<double>(steps));
   std::printf("loss: %.4f\n", loss);
+  if (parallel) {
+    std::printf("ranks: %d\nallreduce_buckets: %ld\nallreduce_bytes_per_step: %ld\n", world.size(),
+                static_cast<long>(parallel->reducer().num_buckets()),
+                static_cast<long>(parameters * 4));
+    // The sums' cost with nothing to hide behind, and what the step waited for them.
+    std::printf("allreduce_alone_ms: %.2f\nallreduce_wait_ms: %.2f\n", 1e3 * median(reduce_alone),
+                1e3 * median(reduce_wait));
+  }
   if (profiling()) std::fprintf(stderr, "%s", op_time_report().c_str());  // HEED_PROFILE=1
   std::printf("tokens_per_second: %.1f\n", tokens / median(total));
   return 0;

@@ -346,17 +346,22 @@ class Run {
     interval_.loss += o.loss;
     interval_.steps += 1;
     interval_.tokens += o.tokens;
+    interval_.reduce_wait += o.reduction.wait_seconds;
     const double seconds = std::chrono::duration<double>(Clock::now() - interval_.start).count();
     const double tokens_per_s = interval_.tokens / std::max(seconds, 1e-9);
     report_progress(o.loss, lr, tokens_per_s);
     if (step_ % c_.logging.every_steps != 0 && step_ != c_.train.max_steps) return;
-    if (!world_.is_main()) return;
-    append_metrics_record(c_.train.output_dir, {{"step", step_},
-                                                {"loss", interval_.loss / interval_.steps},
-                                                {"lr", lr},
-                                                {"grad_norm", o.grad_norm},
-                                                {"tokens_per_second", tokens_per_s},
-                                                {"elapsed_seconds", elapsed()}});
+    nlohmann::json record = {{"step", step_},
+                             {"loss", interval_.loss / interval_.steps},
+                             {"lr", lr},
+                             {"grad_norm", o.grad_norm},
+                             {"tokens_per_second", tokens_per_s},
+                             {"elapsed_seconds", elapsed()}};
+    if (parallel_) {  // what backward did not hide of the gradients' sums (rank 0's wait)
+      record["allreduce_wait_seconds"] = interval_.reduce_wait / interval_.steps;
+      record["allreduce_bytes"] = o.reduction.bytes;
+    }
+    if (world_.is_main()) append_metrics_record(c_.train.output_dir, record);
     interval_ = Interval{.start = Clock::now()};
   }
 
@@ -479,7 +484,7 @@ class Run {
   double elapsed_before_ = 0.0;
   Clock::time_point start_;
   struct Interval {  // the steps since the last metrics.jsonl record
-    double loss = 0.0;
+    double loss = 0.0, reduce_wait = 0.0;
     int64_t steps = 0, tokens = 0;
     Clock::time_point start;
   };
