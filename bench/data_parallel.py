@@ -33,7 +33,8 @@ def run(train, config, out, steps, ranks, threads):
     args = [train, "--config", config] + sum([["--set", s] for s in [
         f"train.max_steps={steps}", f"train.threads={threads}", f"train.output_dir={out}",
         "train.overwrite_output_dir=true", "train.eval_at_end=false", "eval.every_steps=0",
-        "checkpoint.every_steps=0", "logging.every_steps=10", "logging.progress=never"]], [])
+        "checkpoint.every_steps=0", "logging.every_steps=10", "logging.progress=never",
+        f"schedule.warmup_steps={steps // 2}"]], [])
     if ranks > 1:
         args = MPIRUN + ["-np", str(ranks)] + args
     result = subprocess.run(args, capture_output=True, text=True)
@@ -78,6 +79,31 @@ def main():
     print(f"ratio: {statistics.median(speeds['ranks']) / statistics.median(speeds['one']):.2f}")
     print(f"gradient bytes each rank sends into the sums per step: {sent:,}")
     print(f"a step's wait for the sums (median over intervals): {1e3 * statistics.median(waits):.2f} ms")
+    final = json.load(open(f"{a.work}/one/final_metrics.json"))
+    cluster_table(final["tokens_seen"] / final["step"], statistics.median(speeds["one"]), sent)
+
+
+def cluster_table(tokens_per_step, tokens_per_second, gradient_bytes):
+    """A cluster of nodes like this one: a ring allreduce of B bytes over N nodes takes
+    2 (N - 1) / N * B / bandwidth; a node computes its 1/N of the global batch in T1 / N. The
+    sums cost as much as the compute (without overlap, half the time goes to them) at
+    N* = 1 + k T1 bandwidth / (2 B), with gradient accumulation over k micro-batches (the
+    sums are paid once per k micro-batches)."""
+    t1 = tokens_per_step / tokens_per_second
+    print(f"\ncluster arithmetic: {tokens_per_step:.0f} tokens per step, {1e3 * t1:.0f} ms per "
+          f"step on one node like this one, {gradient_bytes / 1e6:.1f} MB of gradients")
+    print("link      | allreduce, N=2 / N=8 / N->inf | efficiency (no overlap) N=2, 4, 8, 16 "
+          "| N* (k=1, 4, 16)")
+    for gbps in [10, 25, 100]:
+        bandwidth = gbps * 1e9 / 8
+        comm = [2 * (n - 1) / n * gradient_bytes / bandwidth for n in (2, 8)]
+        limit = 2 * gradient_bytes / bandwidth
+        eff = [(t1 / n) / (t1 / n + 2 * (n - 1) / n * gradient_bytes / bandwidth)
+               for n in (2, 4, 8, 16)]
+        stars = [1 + k * t1 * bandwidth / (2 * gradient_bytes) for k in (1, 4, 16)]
+        print(f"{gbps:3d} Gb/s | {1e3 * comm[0]:5.1f} / {1e3 * comm[1]:5.1f} / {1e3 * limit:5.1f} ms"
+              f"        | {', '.join(f'{e:.0%}' for e in eff):28s} | "
+              f"{', '.join(f'{x:.0f}' for x in stars)}")
 
 
 if __name__ == "__main__":

@@ -122,7 +122,8 @@ class Run {
   }
 
   void resume() {
-    std::optional<std::string> dir = choose_checkpoint();
+    std::optional<std::string> dir =
+        job_checkpoint(world_, c_.train.output_dir, [this](const std::string& l) { say(l); });
     if (!dir) {
       say(fmt::format("resume: no checkpoint in {}; starting from step 0", c_.train.output_dir));
       // A run killed before its first checkpoint logged steps.
@@ -158,20 +159,6 @@ class Run {
     if (world_.is_main()) truncate_metrics_after(c_.train.output_dir, step_);
     resumed_from_ = *dir;
     say(fmt::format("resumed from {} at step {}", dir.value(), step_));
-  }
-
-  // Rank 0 picks the newest complete checkpoint; every rank resumes from that one.
-  std::optional<std::string> choose_checkpoint() {
-    std::string dir;
-    if (world_.is_main()) {
-      remove_unfinished_checkpoints(c_.train.output_dir);
-      dir = latest_checkpoint(c_.train.output_dir, [this](const std::string& line) {
-              say(line);
-            }).value_or("");
-    }
-    world_.broadcast(dir);
-    if (dir.empty()) return std::nullopt;
-    return dir;
   }
 
   std::map<std::string, double> evaluate(const std::shared_ptr<const data::Dataset>& split) {
@@ -405,7 +392,13 @@ class Run {
   // final_metrics.json, the task's examples.
   TrainerResult finish(TrainerResult& result) {
     result.steps = step_;
-    if (!world_.is_main()) return result;  // rank 0 evaluates and reports for the job
+    if (world_.is_main()) finish_on_main(result);  // rank 0 evaluates and reports for the job
+    // Every rank returns once the job's files are written: a pipeline's next stage reads them.
+    world_.barrier();
+    return result;
+  }
+
+  void finish_on_main(TrainerResult& result) {
     std::string model_checkpoint = result.last_checkpoint;
     if (best_) model_checkpoint = load_best_model(model_checkpoint);
     if (c_.train.eval_at_end) {
@@ -428,7 +421,6 @@ class Run {
     say(fmt::format("done: {} steps in {}; model in {}", step_, duration(elapsed()),
                     model_checkpoint));
     if (profiling()) say("time per op over the run (HEED_PROFILE):\n" + op_time_report());
-    return result;
   }
 
   void write_final_metrics(const TrainerResult& result, const std::string& model_checkpoint) {

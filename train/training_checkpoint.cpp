@@ -65,6 +65,19 @@ void write_manifest(const fs::path& tmp, int64_t step) {
 
 }  // namespace
 
+std::optional<std::string> job_checkpoint(
+    const World& world, const std::string& output_dir,
+    const std::function<void(const std::string&)>& on_skipped) {
+  std::string dir;
+  if (world.is_main()) {
+    remove_unfinished_checkpoints(output_dir);
+    dir = latest_checkpoint(output_dir, on_skipped).value_or("");
+  }
+  world.broadcast(dir);
+  if (dir.empty()) return std::nullopt;
+  return dir;
+}
+
 std::vector<std::string> earlier_run_files(const std::string& output_dir) {
   std::vector<std::string> out;
   if (!fs::is_directory(output_dir)) return out;

@@ -18,6 +18,7 @@
 #include "data/loader.h"
 #include "io/json_fields.h"
 #include "train/config/config.h"
+#include "train/distributed/world.h"
 
 namespace heed::train {
 
@@ -65,6 +66,12 @@ std::optional<std::string> checkpoint_problem(const std::string& dir);
 // is passed to `on_skipped` with the reason.
 std::optional<std::string> latest_checkpoint(
     const std::string& output_dir,
+    const std::function<void(const std::string&)>& on_skipped = nullptr);
+
+// A job's checkpoint to resume from: rank 0 removes unfinished ones and picks the newest
+// complete one (latest_checkpoint), and every rank of `world` gets its path. A collective.
+std::optional<std::string> job_checkpoint(
+    const World& world, const std::string& output_dir,
     const std::function<void(const std::string&)>& on_skipped = nullptr);
 
 // What an earlier run left in `output_dir` that a new run would mix with its own: the

@@ -155,6 +155,27 @@ def case_tasks(r):
         compare_runs(one, two, 8, f"{config}, 1 process vs 2 ranks")
 
 
+def case_pipeline(r):
+    """A pipeline under mpirun: the second stage starts from the model the first ended with, on
+    every rank, and the job ends when both are done."""
+    out = {name: os.path.join(r.work, name) for name in ["mlm", "classify"]}
+    common = "logging.progress=never, train.threads=1, train.eval_at_end=false"
+    with open(os.path.join(r.work, "pipeline.yaml"), "w") as f:
+        f.write("pipeline:\n"
+                f"  - {{config: configs/tiny/bert_mlm.yaml, set: [train.output_dir={out['mlm']}, "
+                f"tokenizer.vocab={r.work}/vocab.txt, train.max_steps=6, "
+                f"schedule.warmup_steps=2, {common}]}}\n"
+                f"  - {{config: configs/tiny/bert_classify.yaml, set: [train.output_dir="
+                f"{out['classify']}, train.max_steps=4, schedule.warmup_steps=2, {common}]}}\n")
+    result = subprocess.run(MPIRUN + ["-np", "2", r.train, "--config",
+                                      os.path.join(r.work, "pipeline.yaml")],
+                            capture_output=True, text=True, timeout=300, env=mpi_environment())
+    check(result.returncode == 0, f"the pipeline ends with exit 0 ({result.returncode})")
+    check(f"stage 2/2 (configs/tiny/bert_classify.yaml), from {out['mlm']}/checkpoint-6"
+          in result.stderr, "the second stage starts from the first one's model")
+    check(os.path.exists(f"{out['classify']}/final_metrics.json"), "the second stage finished")
+
+
 def case_zero1(r):
     """ZeRO-1 makes the same update as plain data parallelism, bit for bit, and its checkpoint
     holds the whole optimizer state."""
@@ -255,7 +276,7 @@ def case_signal(r):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=["bert", "gpt", "tasks", "zero1", "resume", "bad_data", "signal"])
+    parser.add_argument("case", choices=["bert", "gpt", "tasks", "pipeline", "zero1", "resume", "bad_data", "signal"])
     parser.add_argument("--train", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
