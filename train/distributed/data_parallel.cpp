@@ -47,12 +47,13 @@ DataParallel::DataParallel(const World& world, nn::PretrainedModel& model,
 
 std::string DataParallel::describe(const TrainConfig& train) const {
   const int n = world_.size();
+  const int64_t fewest = train.batch_size / n, most = (train.batch_size + n - 1) / n;
   std::string line = fmt::format(
-      "data parallel: {} ranks (MPI), {}-{} rows each of the global batch of {}; gradients "
-      "summed in {} bucket{} of about {} MB ({:.1f} MB per step), during backward",
-      n, train.batch_size / n, (train.batch_size + n - 1) / n, train.batch_size,
-      reducer_->num_buckets(), reducer_->num_buckets() == 1 ? "" : "s", train.bucket_mb,
-      elements_ * 4.0 / 1e6);
+      "data parallel: {} ranks (MPI), {} rows each of the global batch of {}; gradients summed "
+      "in {} bucket{} of about {} MB ({:.1f} MB per step), during backward",
+      n, fewest == most ? fmt::format("{}", most) : fmt::format("{}-{}", fewest, most),
+      train.batch_size, reducer_->num_buckets(), reducer_->num_buckets() == 1 ? "" : "s",
+      train.bucket_mb, elements_ * 4.0 / 1e6);
   if (shards_) {
     line += fmt::format("; ZeRO-1: rank 0 keeps the optimizer state of {} of {} parameters",
                         shards_->owned_elements(), elements_);
