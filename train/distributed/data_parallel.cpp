@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <functional>
+#include <algorithm>
 
 #include "autograd/error.h"
 #include "train/config/config_origins.h"
