@@ -136,7 +136,8 @@ def case_bert(r):
 
 
 def case_gpt(r):
-    sets = GPT_NO_DROPOUT + ["train.max_steps=12"]
+    """Tiny GPT, a global batch that two ranks split unevenly."""
+    sets = GPT_NO_DROPOUT + ["train.max_steps=12", "train.batch_size=15"]  # 7 + 8 rows
     one = r.run("configs/tiny/gpt_lm.yaml", "one", sets)
     two = r.run("configs/tiny/gpt_lm.yaml", "two", sets, ranks=2)
     compare_runs(one, two, 12, "GPT LM, 1 process vs 2 ranks")
@@ -192,7 +193,10 @@ def case_zero1(r):
 def case_resume(r):
     """A checkpoint of 2 ranks resumes on 2 (dropout on: each rank's stream carries over) and on
     1, and continues as the uninterrupted run."""
-    base = ["schedule.name=constant", "schedule.warmup_steps=0", "checkpoint.every_steps=8"]
+    # 15 rows: 7 on rank 0, 8 on rank 1, so the ranks' dropout streams advance differently and
+    # the resume must restore each rank's own position.
+    base = ["schedule.name=constant", "schedule.warmup_steps=0", "checkpoint.every_steps=8",
+            "train.batch_size=15"]
     config = "configs/tiny/bert_mlm.yaml"
     whole = r.run(config, "whole", base + ["train.max_steps=16"], ranks=2)
     half = r.run(config, "half", base + ["train.max_steps=8"], ranks=2)
