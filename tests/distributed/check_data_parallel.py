@@ -50,7 +50,7 @@ def check(ok, what):
 
 
 def safetensors(path):
-    """{name: (shape, array of floats or ints)} of a safetensors file, read with the standard library."""
+    """{name: (shape, values)} of a safetensors file, read with the standard library."""
     data = open(path, "rb").read()
     (n,) = struct.unpack("<Q", data[:8])
     header = json.loads(data[8:8 + n])
@@ -81,7 +81,8 @@ def max_difference(a, b):
 
 def losses(run):
     with open(os.path.join(run, "metrics.jsonl")) as f:
-        return {r["step"]: r["loss"] for r in map(json.loads, f) if "loss" in r and "split" not in r}
+        records = map(json.loads, f)
+        return {r["step"]: r["loss"] for r in records if "loss" in r and "split" not in r}
 
 
 class Runner:
@@ -278,9 +279,64 @@ def case_signal(r):
         check(whole and len(sizes) > 0, f"{saved[0]} is whole: its files match manifest.json")
 
 
+def children_of(pid):
+    """The processes whose parent is `pid` (mpirun's ranks), from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def checkpoints_whole(out):
+    """Each checkpoint directory's files match its manifest.json."""
+    saved = [d for d in os.listdir(out) if d.startswith("checkpoint-")]
+    for d in saved:
+        sizes = json.load(open(os.path.join(out, d, "manifest.json")))["files"]
+        if any(os.path.getsize(os.path.join(out, d, f)) != n for f, n in sizes.items()):
+            return False
+    return bool(saved)
+
+
+def case_killed_rank(r):
+    """kill -9 of one rank (as the kernel's OOM killer would): mpirun ends the whole job at once,
+    and the checkpoint written before stays whole."""
+    out, args = r.command("configs/tiny/bert_mlm.yaml", "killed",
+                          ["train.max_steps=1000000", "checkpoint.every_steps=50"])
+    job = subprocess.Popen(MPIRUN + ["-np", "2"] + args, stderr=subprocess.PIPE, text=True,
+                           env=mpi_environment())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (os.path.isdir(out) and any(
+            d.startswith("checkpoint-") for d in os.listdir(out))):
+        time.sleep(0.1)
+    ranks = children_of(job.pid)
+    check(len(ranks) == 2, f"mpirun started 2 ranks ({ranks})")
+    if not ranks:
+        job.kill()
+        return
+    os.kill(max(ranks), signal.SIGKILL)
+    killed = time.monotonic()
+    try:
+        job.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        check(False, "the job ends within 60 s of a rank's death")
+        return
+    check(job.returncode != 0, f"mpirun exits non-zero ({job.returncode})")
+    check(time.monotonic() - killed < 30, f"within seconds ({time.monotonic() - killed:.1f} s)")
+    check(checkpoints_whole(out), "the checkpoints written before are whole")
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=["bert", "gpt", "tasks", "pipeline", "zero1", "resume", "bad_data", "signal"])
+    parser.add_argument("case", choices=["bert", "gpt", "tasks", "pipeline", "zero1", "resume",
+                                         "bad_data", "signal", "killed_rank"])
     parser.add_argument("--train", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
