@@ -130,8 +130,11 @@ class Run {
       if (world_.is_main()) truncate_metrics_after(c_.train.output_dir, 0);
       return;
     }
+    // Rank 0 alone reads the checkpoint; the others receive what they need from it.
     const std::string state_path = dir.value() + "/trainer_state.json";
-    const nlohmann::json state_json = io::read_json_file(state_path);
+    std::string state_text = world_.is_main() ? io::read_json_file(state_path).dump() : "";
+    world_.broadcast(state_text);
+    const nlohmann::json state_json = nlohmann::json::parse(state_text);
     const io::JsonFields state(state_json, state_path);
     check_data_order(state, c_, *dir);
     if (world_.is_main()) check_resume_changes(*dir, c_, [this](const std::string& l) { say(l); });
@@ -143,9 +146,11 @@ class Run {
                       "choose one); choosing among the evaluations after step {}",
                       *dir, state.int64("step")));
     }
-    nn::load_weights(*model_, io::SafetensorsFile(dir.value() + "/model.safetensors"));
-    optimizer_->load_state(dir.value() + "/optimizer.safetensors");
-    if (parallel_ && parallel_->shards()) parallel_->shards()->drop_others_state();
+    if (world_.is_main()) {  // the other ranks get the parameters in start_parallel
+      nn::load_weights(*model_, io::SafetensorsFile(dir.value() + "/model.safetensors"));
+      optimizer_->load_state(dir.value() + "/optimizer.safetensors");
+    }
+    if (parallel_) parallel_->broadcast_optimizer_state(*optimizer_);
     scheduler_->load_state_dict(state.object("scheduler"));
     // The schedule's saved base rate is the old one; a changed optim.lr applies from here on.
     if (scheduler_->base_lrs().at(0) != c_.optim.lr) scheduler_->set_base_lr(c_.optim.lr);

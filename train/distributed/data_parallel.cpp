@@ -78,6 +78,21 @@ void DataParallel::broadcast_parameters() {
   }
 }
 
+void DataParallel::broadcast_optimizer_state(optim::Optimizer& optimizer) {
+  for (const optim::ParamGroup& group : optimizer.param_groups()) {
+    for (const auto& [name, param] : group.params) {
+      std::string bytes;
+      if (world_.is_main()) {
+        const optim::ParamState* state = optimizer.state(name);
+        bytes = pack_state(state ? *state : optim::ParamState{});
+      }
+      world_.broadcast(bytes);
+      if (!world_.is_main()) optimizer.set_state(name, unpack_state(bytes, param));
+    }
+  }
+  if (shards_) shards_->drop_others_state();
+}
+
 void DataParallel::seed_dropout(const Generator::State& rank0,
                                 const std::vector<uint64_t>& rank_offsets) {
   const auto rank = static_cast<size_t>(world_.rank());

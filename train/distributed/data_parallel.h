@@ -41,6 +41,9 @@ class DataParallel {
   // The dropout generator of this rank: its own seed, and the offset it had reached (the
   // saved one of its rank when the run was resumed at the same world size).
   void seed_dropout(const Generator::State& rank0, const std::vector<uint64_t>& rank_offsets);
+  // Rank 0's optimizer state (read from a checkpoint) on every rank, so that only rank 0 reads
+  // the checkpoint's files; with ZeRO-1 each rank keeps its share.
+  void broadcast_optimizer_state(optim::Optimizer& optimizer);
   // Every rank's dropout offset, in rank order (a collective).
   std::vector<uint64_t> dropout_offsets() const;
 

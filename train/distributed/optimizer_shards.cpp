@@ -7,11 +7,8 @@
 #include "autograd/ops.h"
 
 namespace heed::train {
-namespace {
-
-// A parameter's state as one message: step, then each state tensor's name and f32 elements.
-std::vector<char> pack(const optim::ParamState& state) {
-  std::vector<char> out;
+std::string pack_state(const optim::ParamState& state) {
+  std::string out;
   const auto put = [&](const void* data, size_t bytes) {
     const char* p = static_cast<const char*>(data);
     out.insert(out.end(), p, p + bytes);
@@ -31,7 +28,7 @@ std::vector<char> pack(const optim::ParamState& state) {
   return out;
 }
 
-optim::ParamState unpack(const std::vector<char>& bytes, const Tensor& param) {
+optim::ParamState unpack_state(const std::string& bytes, const Tensor& param) {
   size_t at = 0;
   const auto get = [&](void* into, size_t n) {
     HEED_CHECK(at + n <= bytes.size(), "a damaged optimizer state message");
@@ -56,8 +53,6 @@ optim::ParamState unpack(const std::vector<char>& bytes, const Tensor& param) {
   }
   return state;
 }
-
-}  // namespace
 
 OptimizerShards::OptimizerShards(const World& world, optim::Optimizer& optimizer)
     : world_(world), optimizer_(optimizer) {
@@ -108,16 +103,16 @@ void OptimizerShards::gather_state() {
     const std::string& name = params_[i].first;
     if (world_.rank() == owner) {
       const optim::ParamState* state = optimizer_.state(name);
-      const std::vector<char> bytes = pack(state ? *state : optim::ParamState{});
+      const std::string bytes = pack_state(state ? *state : optim::ParamState{});
       const uint64_t size = bytes.size();
       world_.send(&size, sizeof size, 0);
       world_.send(bytes.data(), bytes.size(), 0);
     } else if (world_.is_main()) {
       uint64_t size = 0;
       world_.receive(&size, sizeof size, owner);
-      std::vector<char> bytes(size);
+      std::string bytes(size, '\0');
       world_.receive(bytes.data(), bytes.size(), owner);
-      optimizer_.set_state(name, unpack(bytes, params_[i].second));
+      optimizer_.set_state(name, unpack_state(bytes, params_[i].second));
     }
   }
 }

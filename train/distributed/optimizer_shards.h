@@ -9,12 +9,18 @@
 // Ownership is by whole parameter, balanced by size. A checkpoint gathers the full state onto
 // rank 0, so it resumes at any world size, with or without sharding.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "optim/optimizer.h"
 #include "train/distributed/world.h"
 
 namespace heed::train {
+
+// A parameter's optimizer state as one message (its step, then each state tensor's name and f32
+// elements), and back for a parameter of `param`'s size.
+std::string pack_state(const optim::ParamState& state);
+optim::ParamState unpack_state(const std::string& bytes, const Tensor& param);
 
 class OptimizerShards {
  public:
