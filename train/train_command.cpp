@@ -63,7 +63,7 @@ std::vector<std::string> stage_overrides(const PipelineStage& stage,
 // The model directory of a finished run of `config`, if any: its final_metrics.json is at
 // max_steps, and its model's checkpoint saw the data in the order this config gives (another
 // seed or batch size is another run; resuming then refuses it, naming the key).
-std::optional<std::string> finished_model(const RunConfig& config) {
+std::optional<std::string> finished_model_here(const RunConfig& config) {
   const fs::path path = fs::path(config.train.output_dir) / "final_metrics.json";
   if (!fs::exists(path)) return std::nullopt;
   const nlohmann::json j = io::read_json_file(path.string());
@@ -78,6 +78,23 @@ std::optional<std::string> finished_model(const RunConfig& config) {
     return std::nullopt;
   }
   return model;
+}
+
+// Rank 0's answer, on every rank of a data-parallel job: the others need not see its files.
+std::optional<std::string> finished_model(const RunConfig& config) {
+  const World& world = World::get();
+  std::string model = world.is_main() ? finished_model_here(config).value_or("") : "";
+  world.broadcast(model);
+  if (model.empty()) return std::nullopt;
+  return model;
+}
+
+// Whether output_dir holds an earlier run, as rank 0 sees it.
+bool holds_earlier_run(const std::string& output_dir) {
+  const World& world = World::get();
+  std::string earlier = world.is_main() && !earlier_run_files(output_dir).empty() ? "yes" : "";
+  world.broadcast(earlier);
+  return !earlier.empty();
 }
 
 // Every stage checked before the first runs, so that a typo in the last one does not wait for
@@ -121,7 +138,7 @@ int run_pipeline(const std::string& path, const std::vector<PipelineStage>& stag
     }
     // An interrupted stage continues: from its newest checkpoint, or from step 0 when it
     // stopped before its first one.
-    if (!earlier_run_files(config.train.output_dir).empty()) {
+    if (holds_earlier_run(config.train.output_dir)) {
       sets.push_back("train.resume=auto");
       config = load_run_config(stage.config, sets);
     }

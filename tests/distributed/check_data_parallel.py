@@ -223,6 +223,37 @@ def case_resume(r):
     compare_runs(whole, half, 16, "2 ranks -> resumed on 1 process")
 
 
+def case_unshared(r):
+    """Ranks that do not share output_dir (each its own working directory, as nodes without a
+    shared filesystem): rank 0 alone writes and reads the checkpoint, and the resumed run ends
+    with the uninterrupted one's parameters."""
+    config = "configs/tiny/bert_mlm.yaml"
+    data = [f"data.{split}=" + os.path.abspath(f"tests/tiny_data/lm_{split}.txt")
+            for split in ["train", "valid", "test"]]
+    base = ["schedule.name=constant", "schedule.warmup_steps=0", "checkpoint.every_steps=8",
+            "train.batch_size=15"] + data
+    whole = r.run(config, "whole", base + ["train.max_steps=16"], ranks=2)
+    homes = [os.path.join(r.work, f"node{k}") for k in range(2)]
+    for home in homes:
+        os.makedirs(home)
+    for steps, extra in [(8, []), (16, ["--resume"])]:
+        _, args = r.command(config, "unused", base + [f"train.max_steps={steps}",
+                                                      "train.output_dir=out"])
+        args = [os.path.abspath(a) if a == config else a for a in args] + extra
+        command = MPIRUN + ["-np", "1", "--wdir", homes[0]] + args + [
+            ":", "-np", "1", "--wdir", homes[1]] + args
+        result = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                                env=mpi_environment())
+        failure = ("" if result.returncode == 0
+                   else f" (exit {result.returncode})\n" + result.stderr[-2000:])
+        check(result.returncode == 0, f"{steps} steps, each rank in its own directory{failure}")
+    check(not os.path.exists(os.path.join(homes[1], "out", "checkpoint-8")),
+          "rank 1 wrote no checkpoint")
+    d = max_difference(safetensors(f"{whole}/checkpoint-16/model.safetensors"),
+                       safetensors(f"{homes[0]}/out/checkpoint-16/model.safetensors"))
+    check(d == 0.0, f"resumed without a shared output_dir: the uninterrupted parameters ({d})")
+
+
 def case_bad_data(r):
     """A data file that only rank 1 sees is malformed: the job ends at once, rank 1 says why."""
     dirs = []
@@ -336,7 +367,7 @@ def case_killed_rank(r):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("case", choices=["bert", "gpt", "tasks", "pipeline", "zero1", "resume",
-                                         "bad_data", "signal", "killed_rank"])
+                                         "unshared", "bad_data", "signal", "killed_rank"])
     parser.add_argument("--train", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
