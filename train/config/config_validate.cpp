@@ -223,6 +223,8 @@ void check_training(Checker& c, const RunConfig& config) {
           t.threads);
   c.check(!t.output_dir.empty(), "train.output_dir", "must not be empty");
   c.positive("train.bucket_mb", t.bucket_mb);
+  // A bucket is one MPI message, whose count of floats is an int.
+  c.check(t.bucket_mb <= 4096, "train.bucket_mb", "must be at most 4096, got {}", t.bucket_mb);
   c.check(t.zero_stage == 0 || t.zero_stage == 1, "train.zero_stage",
           "must be 0 (every rank keeps the whole optimizer state) or 1 (ZeRO-1: each keeps its "
           "share), got {}",
