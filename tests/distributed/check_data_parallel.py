@@ -304,10 +304,7 @@ def case_signal(r):
     check("received signal 15: saving a checkpoint" in err, "rank 0 says it saves and stops")
     saved = [d for d in os.listdir(out) if d.startswith("checkpoint-")]
     check(len(saved) == 1, f"one checkpoint written: {saved}")
-    if saved:
-        sizes = json.load(open(os.path.join(out, saved[0], "manifest.json")))["files"]
-        whole = all(os.path.getsize(os.path.join(out, saved[0], f)) == n for f, n in sizes.items())
-        check(whole and len(sizes) > 0, f"{saved[0]} is whole: its files match manifest.json")
+    check(checkpoints_whole(out), f"{saved} is whole: its files match manifest.json")
 
 
 def children_of(pid):
@@ -330,7 +327,8 @@ def checkpoints_whole(out):
     saved = [d for d in os.listdir(out) if d.startswith("checkpoint-")]
     for d in saved:
         sizes = json.load(open(os.path.join(out, d, "manifest.json")))["files"]
-        if any(os.path.getsize(os.path.join(out, d, f)) != n for f, n in sizes.items()):
+        path = os.path.join(out, d)
+        if not sizes or any(os.path.getsize(os.path.join(path, f)) != n for f, n in sizes.items()):
             return False
     return bool(saved)
 
