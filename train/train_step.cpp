@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "autograd/ops.h"
@@ -73,20 +75,6 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
   if (kept.empty()) return r;  // nothing to learn from: no parameter changes
   if (reducer) reducer->prepare();
   const double accum = static_cast<double>(kept.size());
-  std::vector<double> losses(kept.size(), 0.0);  // each micro-batch's, weighted as below
-  // A non-finite loss stops the step before its update. One process stops before that
-  // micro-batch's backward; data parallel, the ranks learn of it once the gradients' sums are
-  // done, from one sum of the losses per step rather than a wait for each other per micro-batch.
-  const auto stop_if_nonfinite = [&]() {
-    for (size_t k = 0; k < kept.size(); ++k) {
-      if (std::isfinite(losses[k])) continue;
-      optimizer.zero_grad();
-      r.nonfinite_loss = losses[k];
-      r.nonfinite_micro = static_cast<int64_t>(kept[k]);
-      return true;
-    }
-    return false;
-  };
   for (size_t k = 0; k < kept.size(); ++k) {
     const data::Batch& batch = batches[kept[k]];
     // The global mean over a micro-batch's N targets is the sum over the ranks of each rank's
@@ -94,13 +82,25 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
     const double weight =
         reducer ? static_cast<double>(batch.num_target_tokens) / counts[2 * kept[k]] : 1.0;
     auto start = Clock::now();
-    if (batch.num_target_tokens == 0) continue;  // this rank's rows hold none of the targets
-    BatchLoss b = task.loss(model, batch, o.label_smoothing);
-    losses[k] = b.loss.item() * weight;
+    std::optional<BatchLoss> b;
+    double contribution = 0.0;
+    if (batch.num_target_tokens > 0) {
+      b = task.loss(model, batch, o.label_smoothing);
+      contribution = b->loss.item() * weight;
+    }
+    if (reducer)
+      reducer->world().sum(std::span<double>(&contribution, 1));  // a NaN on any rank reaches all
     r.seconds.forward += seconds_since(start);
-    if (!reducer && stop_if_nonfinite()) return r;
+    if (!std::isfinite(contribution)) {
+      optimizer.zero_grad();
+      r.nonfinite_loss = contribution;
+      r.nonfinite_micro = static_cast<int64_t>(kept[k]);
+      return r;
+    }
+    r.loss += contribution / accum;
+    if (!b) continue;
     start = Clock::now();
-    const Tensor scaled = mul(b.loss, weight / accum);
+    const Tensor scaled = mul(b->loss, weight / accum);
     if (reducer && k + 1 == kept.size()) {
       // The step's last backward: each bucket's sum starts as soon as its gradients are final.
       GradReadyHookScope hook = reducer->hook();
@@ -111,14 +111,7 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
     r.seconds.backward += seconds_since(start);
   }
   const auto start = Clock::now();
-  if (reducer) {
-    // Every rank finishes the sums it started before any other collective (MPI wants them in
-    // the same order everywhere), then the losses are summed: a NaN on any rank reaches all.
-    r.reduction = reducer->finish();
-    reducer->world().sum(losses);
-    if (stop_if_nonfinite()) return r;
-  }
-  for (double loss : losses) r.loss += loss / accum;
+  if (reducer) r.reduction = reducer->finish();
   r.grad_norm = o.max_grad_norm > 0 ? optim::clip_grad_norm_(optimizer, o.max_grad_norm)
                                     : optim::grad_norm(model.parameters());
   OptimizerShards* shards = o.parallel ? o.parallel->shards() : nullptr;
