@@ -11,7 +11,10 @@ namespace heed {
 // out = a . b (+ bias). a [.., M, K] and b [.., K, N] have the same ndim, batch dims equal or
 // 1, any strides (transposed views multiply without copies); a and b are both f32 or both
 // bf16; bias is f32 [N] or undefined; out is a contiguous f32 [.., M, N].
-void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
+// `pack_b`: b is 2-D and shared by all of a's rows (a weight); when a has rows enough to pay
+// for it, b is first packed into the blocked layout oneDNN's kernel reads (kernels/pack_blocked.h).
+void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
+                   bool pack_b = false);
 
 // Whether this CPU has a oneDNN bf16 matmul (oneDNN 2.6 needs AVX-512 for one; an AVX2-only CPU
 // has none). Probed once, by building a tiny bf16 primitive.
@@ -19,6 +22,7 @@ bool onednn_bf16_matmul_available();
 
 struct MatmulCacheStats {
   size_t primitives = 0;  // distinct primitives built
+  size_t packed = 0;      // of them, reading b packed
   size_t hits = 0;
 };
 MatmulCacheStats matmul_cache_stats();

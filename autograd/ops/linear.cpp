@@ -32,6 +32,20 @@ Tensor column_sums(const Tensor& g2) {
   return out;
 }
 
+// a . b for backward (no autograd), b packed first when that pays: both of a Linear's
+// gradient products read one operand with every row of the other.
+Tensor product(const Tensor& a, const Tensor& b) {
+  Tensor out =
+      Tensor::empty({a.size(0), b.size(1)}, a.dtype() == DType::f64 ? DType::f64 : DType::f32);
+  if (out.numel() == 0) return out;
+  if (a.size(1) == 0) {
+    out.zero_();
+  } else {
+    matmul_into(a, b, Tensor(), out, /*pack_b=*/true);
+  }
+  return out;
+}
+
 struct LinearBackward : Node {
   Shape x_shape;
   WeightLayout layout = WeightLayout::out_in;
@@ -44,9 +58,9 @@ struct LinearBackward : Node {
     const Tensor g_operand = x2.dtype() == DType::bf16 ? to_bf16_keep_layout(g2) : g2;
     Tensor gx, gw, gb;
     const bool out_in = layout == WeightLayout::out_in;
-    if (next_edges[0]) gx = matmul(g_operand, out_in ? w : w.transpose(0, 1)).reshape(x_shape);
+    if (next_edges[0]) gx = product(g_operand, out_in ? w : w.transpose(0, 1)).reshape(x_shape);
     if (next_edges[1]) {
-      gw = out_in ? matmul(g_operand.transpose(0, 1), x2) : matmul(x2.transpose(0, 1), g_operand);
+      gw = out_in ? product(g_operand.transpose(0, 1), x2) : product(x2.transpose(0, 1), g_operand);
     }
     if (next_edges.size() > 2 && next_edges[2]) gb = column_sums(g2);
     return {gx, gw, gb};
@@ -88,7 +102,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightL
   if (out.numel() > 0) {
     Tensor out2 = out.reshape({-1, out_features});
     matmul_into(x2, out_in ? weight.transpose(0, 1) : weight,
-                bias.defined() ? bias.contiguous() : bias, out2);
+                bias.defined() ? bias.contiguous() : bias, out2, /*pack_b=*/true);
   }
   std::vector<Tensor> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);

@@ -98,7 +98,8 @@ MatmulPrecision matmul_precision() {
   return g_precision;
 }
 
-void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, const Tensor& out) {
+void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, const Tensor& out,
+                 bool pack_b) {
   const int64_t nd = out.dim();
   Tensor a = with_leading_ones(a_in, nd), b = with_leading_ones(b_in, nd);
   if (a.dtype() == DType::f64) {
@@ -111,14 +112,14 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, con
     NoGradGuard no_grad;
     Tensor a16 = to_bf16_keep_layout(a), b16 = to_bf16_keep_layout(b);
     if (onednn_bf16_matmul_available()) {
-      onednn_matmul(a16, b16, bias, out);
+      onednn_matmul(a16, b16, bias, out, pack_b);
     } else {
       // No bf16 kernel on this CPU: the same numbers (bf16-rounded inputs, f32 accumulation)
       // from the f32 kernel.
-      onednn_matmul(a16.to(DType::f32), b16.to(DType::f32), bias, out);
+      onednn_matmul(a16.to(DType::f32), b16.to(DType::f32), bias, out, pack_b);
     }
   } else {
-    onednn_matmul(a, b, bias, out);
+    onednn_matmul(a, b, bias, out, pack_b);
   }
 }
 

@@ -5,8 +5,9 @@ namespace heed {
 
 // out = a . b (+ bias) into a preallocated contiguous `out`, choosing the kernel by dtype and
 // the matmul precision: f64 -> reference loops; f32 -> oneDNN f32; bf16 -> oneDNN bf16.
-// No autograd: the building block of matmul and linear.
-void matmul_into(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
+// No autograd: the building block of matmul and linear. `pack_b` as for onednn_matmul.
+void matmul_into(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
+                 bool pack_b = false);
 
 // `t` rounded to bf16 in the same memory order (a transposed view stays a transposed view of
 // a dense copy; a parameter reads its storage's cached copy): what a bf16 product reads. Ops

@@ -1,11 +1,12 @@
-// The row reductions the softmax and cross-entropy kernels use, and the op-time table behind
-// HEED_PROFILE.
+// The row reductions the softmax and cross-entropy kernels use, the blocked packing of matmul
+// weights, and the op-time table behind HEED_PROFILE.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "autograd/kernels/pack_blocked.h"
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/profile.h"
 
@@ -42,6 +43,50 @@ TEST(RowReduce, MaxPassesOverNaNAndKeepsTheLargest) {
   x[19] = nan;  // in the same lane as x[3], after it
   x[35] = nan;  // in the tail
   EXPECT_EQ(rows::max(x.data(), 40, -std::numeric_limits<double>::infinity()), 9.0);
+}
+
+// Element (k, n) of b lands in block (n / block_n, k / 16), at row k % 16 and column
+// n % block_n of it (bf16: row pair (k % 16) / 2, the pair's two values side by side), and
+// the padding past K and N is zero. The product with oneDNN is checked in matmul_test.cpp.
+TEST(PackBlocked, PlacesEveryElementAndZeroesThePadding) {
+  const int64_t K = 21, N = 70;
+  for (bool transposed : {false, true}) {
+    for (bool pairs : {false, true}) {
+      const BlockedLayout layout{pairs ? 32 : 64, pairs};
+      const int64_t blocks_k = 2, blocks_n = pairs ? 3 : 2;
+      ASSERT_EQ(packed_elements(K, N, layout), blocks_k * 16 * blocks_n * layout.block_n);
+      // Values 1..K*N, so that zero marks padding; b stored [K, N] or, transposed, [N, K].
+      std::vector<uint32_t> b32(K * N);
+      std::vector<uint16_t> b16(K * N);
+      const int64_t stride_k = transposed ? 1 : N, stride_n = transposed ? K : 1;
+      for (int64_t k = 0; k < K; ++k) {
+        for (int64_t n = 0; n < N; ++n) {
+          b32[k * stride_k + n * stride_n] = static_cast<uint32_t>(1 + k * N + n);
+          b16[k * stride_k + n * stride_n] = static_cast<uint16_t>(1 + k * N + n);
+        }
+      }
+      std::vector<uint32_t> out32(packed_elements(K, N, layout), 7);
+      std::vector<uint16_t> out16(packed_elements(K, N, layout), 7);
+      if (pairs) {
+        pack_blocked(b16.data(), K, N, stride_k, stride_n, 2, layout, out16.data());
+      } else {
+        pack_blocked(b32.data(), K, N, stride_k, stride_n, 4, layout, out32.data());
+      }
+      for (int64_t k = 0; k < blocks_k * 16; ++k) {
+        for (int64_t n = 0; n < blocks_n * layout.block_n; ++n) {
+          const int64_t block = (n / layout.block_n) * blocks_k + k / 16;
+          const int64_t r = k % 16, c = n % layout.block_n;
+          const int64_t at =
+              block * 16 * layout.block_n +
+              (pairs ? (r / 2) * layout.block_n * 2 + c * 2 + r % 2 : r * layout.block_n + c);
+          const uint32_t want = k < K && n < N ? static_cast<uint32_t>(1 + k * N + n) : 0;
+          const uint32_t got = pairs ? out16[at] : out32[at];
+          ASSERT_EQ(got, pairs ? static_cast<uint16_t>(want) : want)
+              << "k=" << k << " n=" << n << " transposed=" << transposed << " pairs=" << pairs;
+        }
+      }
+    }
+  }
 }
 
 TEST(Profile, OpTimesAddUpPerNameLongestFirst) {

@@ -2,6 +2,10 @@
 // combination, batched, broadcast, with bias; bf16 within bf16's precision.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <dnnl.hpp>
+#include <utility>
+
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/matmul_reference.h"
 #include "autograd/kernels/onednn_matmul.h"
@@ -158,6 +162,65 @@ TEST(Matmul, PrimitiveCacheReusesPrimitivesForRepeatedShapes) {
   const auto after = matmul_cache_stats();
   EXPECT_EQ(after.primitives, before.primitives);
   EXPECT_EQ(after.hits - before.hits, 5u);
+}
+
+// A weight that many rows share is first packed into oneDNN's blocked layout
+// (kernels/pack_blocked.h). Sizes that pad both blocked dims, plain and transposed b, f32 and
+// bf16, with and without a bias: the packed product equals the plain one.
+TEST(Matmul, PackedWeightsGiveThePlainProducts) {
+  const int64_t M = 2048;  // rows enough for packing to pay
+  const auto before = matmul_cache_stats();
+  std::vector<DType> types{DType::f32};
+  if (onednn_bf16_matmul_available()) types.push_back(DType::bf16);
+  for (DType type : types) {
+    for (auto [K, N] : {std::pair<int64_t, int64_t>{37, 100}, {64, 512}, {53, 29}, {512, 40}}) {
+      for (bool tb : {false, true}) {
+        for (bool with_bias : {false, true}) {
+          Tensor a = rand({M, K}, 30).to(type);
+          Tensor b = tb ? rand({N, K}, 31).to(type).transpose(0, 1) : rand({K, N}, 31).to(type);
+          Tensor bias = with_bias ? rand({N}, 32) : Tensor();
+          Tensor packed = Tensor::empty({M, N}, DType::f32);
+          Tensor plain = Tensor::empty({M, N}, DType::f32);
+          onednn_matmul(a, b, bias, packed, /*pack_b=*/true);
+          onednn_matmul(a, b, bias, plain, /*pack_b=*/false);
+          EXPECT_LT(max_relative_error(packed, plain), 1e-5)
+              << dtype_name(type) << " K=" << K << " N=" << N << " tb=" << tb
+              << " bias=" << with_bias;
+        }
+      }
+    }
+  }
+  // oneDNN 2.6 reads blocked weights in its AVX-512 kernels; on an AVX2 CPU b stays plain.
+  if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) {
+    EXPECT_GT(matmul_cache_stats().packed, before.packed);
+  }
+}
+
+TEST(Matmul, LinearWithManyRowsMatchesTheF64PathForwardAndBackward) {
+  // 2,048 rows and 2,048 outputs: the forward and both gradient products (the weight
+  // gradient's has `out` rows) take the packed path.
+  const int64_t rows = 2048, in = 40, out = 2048;
+  Tensor r = rand({rows, out}, 33);
+  auto run = [&](DType type) {
+    Tensor x = rand({rows, in}, 34).to(type), w = rand({out, in}, 35).to(type);
+    Tensor bias = rand({out}, 36).to(type);
+    for (Tensor* t : {&x, &w, &bias}) t->set_requires_grad(true);
+    sum(mul(linear(x, w, bias), r.to(type))).backward();
+    return std::vector<Tensor>{x.grad(), w.grad(), bias.grad()};
+  };
+  const std::vector<Tensor> fast = run(DType::f32), exact = run(DType::f64);
+  // Errors relative to each gradient's largest element: its elements sum 2,048 products, and
+  // one of them can be near zero, where an error relative to the element itself says nothing
+  // about precision.
+  for (size_t i = 0; i < fast.size(); ++i) {
+    std::vector<double> got = fast[i].to_vector<double>(), want = exact[i].to_vector<double>();
+    double worst = 0, scale = 0;
+    for (size_t j = 0; j < got.size(); ++j) {
+      worst = std::max(worst, std::abs(got[j] - want[j]));
+      scale = std::max(scale, std::abs(want[j]));
+    }
+    EXPECT_LT(worst, 1e-5 * scale) << "gradient " << i;
+  }
 }
 
 TEST(Matmul, F64UsesTheReferencePathExactlyAsWritten) {

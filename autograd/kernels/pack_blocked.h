@@ -1,0 +1,26 @@
+#pragma once
+// Packs a 2-D matrix b [K, N] into the blocked layout oneDNN's brgemm matmul reads its
+// weights in: blocks of `block_n` columns (outer) by 16 rows, each block 16 x block_n
+// row-major (f32: oneDNN's BA16a<block_n>b), or for bf16 8 row pairs x block_n x 2, the two
+// rows of a pair side by side (BA16a<block_n>b2a, the VNNI order). Rows and columns past K and
+// N are zero. Given a plain b, the kernel packs it itself inside every call, per thread;
+// packed once here, the product runs 5-25% faster when many rows of a share b (see
+// docs/performance.md).
+#include <cstdint>
+
+namespace heed {
+
+struct BlockedLayout {
+  int64_t block_n = 64;  // columns per block: 16, 32, 48 or 64
+  bool pairs = false;    // bf16: rows interleaved in pairs
+};
+
+// Elements the packed copy holds, padding included.
+int64_t packed_elements(int64_t k, int64_t n, const BlockedLayout& layout);
+
+// b's element (i, j) is at b[i * stride_k + j * stride_n]; either stride may be 1 (a plain or
+// a transposed view). `element_size` is 4 (f32) or 2 (bf16).
+void pack_blocked(const void* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n,
+                  int element_size, const BlockedLayout& layout, void* packed);
+
+}  // namespace heed
