@@ -1,4 +1,7 @@
 // linear: y = x . W^T + b with W as [out, in]; the bias goes through the oneDNN primitive.
+#include <algorithm>
+#include <type_traits>
+
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/parallel.h"
@@ -10,24 +13,47 @@
 namespace heed {
 namespace {
 
-// Sums the rows of a contiguous [N, C] tensor: the bias gradient.
-Tensor column_sums(const Tensor& g2) {
+// Row blocks of the bias gradient's sums: fixed, so that the sums do not depend on the
+// thread count.
+constexpr int64_t kSumBlocks = 16;
+
+// Sums the rows of a contiguous [N, C] gradient in double: the bias gradient. With `rounded`,
+// the same pass also writes the gradient rounded to bf16 for the bf16 products (one read of
+// the gradient instead of two). Rows are read in order, in kSumBlocks blocks whose partial
+// sums are added last.
+Tensor column_sums(const Tensor& g2, Tensor* rounded) {
   const int64_t rows = g2.size(0), cols = g2.size(1);
   Tensor out = Tensor::empty({cols}, g2.dtype());
+  if (rounded != nullptr) *rounded = Tensor::empty({rows, cols}, DType::bf16);
+  const int64_t blocks = std::min(rows, kSumBlocks);
+  Tensor partial = Tensor::empty({std::max<int64_t>(blocks, 1), cols}, DType::f64);
   dispatch_float(g2.dtype(), "linear backward", [&]<typename T>() {
     const T* g = g2.data<T>();
-    T* o = out.data<T>();
-    constexpr int64_t kBlock = 64;
-    const int64_t blocks = (cols + kBlock - 1) / kBlock;
-    parallel_for(blocks, rows * kBlock, [&](int64_t blk) {
-      const int64_t c0 = blk * kBlock, c1 = std::min(cols, c0 + kBlock);
-      double acc[kBlock] = {};
-      for (int64_t r = 0; r < rows; ++r) {
+    double* sums = partial.data<double>();
+    uint16_t* bf16_out = nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      if (rounded != nullptr) bf16_out = reinterpret_cast<uint16_t*>(rounded->raw_data());
+    }
+    parallel_for(blocks, rows / std::max<int64_t>(blocks, 1) * cols, [&](int64_t b) {
+      double* acc = sums + b * cols;
+      std::fill(acc, acc + cols, 0.0);
+      for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
         const T* row = g + r * cols;
-        for (int64_t c = c0; c < c1; ++c) acc[c - c0] += row[c];
+        for (int64_t c = 0; c < cols; ++c) acc[c] += row[c];
+        if constexpr (std::is_same_v<T, float>) {
+          if (bf16_out != nullptr) {
+            uint16_t* row_out = bf16_out + r * cols;
+            for (int64_t c = 0; c < cols; ++c) row_out[c] = bf16_bits_of(row[c]);
+          }
+        }
       }
-      for (int64_t c = c0; c < c1; ++c) o[c] = static_cast<T>(acc[c - c0]);
     });
+    T* o = out.data<T>();
+    for (int64_t c = 0; c < cols; ++c) {
+      double total = 0.0;
+      for (int64_t b = 0; b < blocks; ++b) total += sums[b * cols + c];
+      o[c] = static_cast<T>(total);
+    }
   });
   return out;
 }
@@ -54,15 +80,19 @@ struct LinearBackward : Node {
     Tensor x2 = saved(0), w = saved(1);
     Tensor g2 = g.contiguous().reshape({-1, g.size(-1)});
     // With bf16 products the input was saved in bf16; the gradient is rounded once for both
-    // of its products.
-    const Tensor g_operand = x2.dtype() == DType::bf16 ? to_bf16_keep_layout(g2) : g2;
-    Tensor gx, gw, gb;
+    // of its products, in the bias gradient's pass over it when there is one.
+    const bool bf16_products = x2.dtype() == DType::bf16 && g2.dtype() == DType::f32;
+    Tensor g_operand = g2, gx, gw, gb;
+    if (next_edges.size() > 2 && next_edges[2]) {
+      gb = column_sums(g2, bf16_products ? &g_operand : nullptr);
+    } else if (bf16_products) {
+      g_operand = to_bf16_keep_layout(g2);
+    }
     const bool out_in = layout == WeightLayout::out_in;
     if (next_edges[0]) gx = product(g_operand, out_in ? w : w.transpose(0, 1)).reshape(x_shape);
     if (next_edges[1]) {
       gw = out_in ? product(g_operand.transpose(0, 1), x2) : product(x2.transpose(0, 1), g_operand);
     }
-    if (next_edges.size() > 2 && next_edges[2]) gb = column_sums(g2);
     return {gx, gw, gb};
   }
 };
@@ -93,7 +123,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightL
     // bf16 products round the input once, here, and backward reuses that copy (half the
     // memory of the f32 input, and no second conversion for the weight gradient).
     if (x.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16) {
-      x2 = to_bf16_keep_layout(x2);
+      x2 = shared_bf16_copy(x2);
     }
   }
   Shape out_shape = x.shape();

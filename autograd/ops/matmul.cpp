@@ -91,6 +91,13 @@ Tensor to_bf16_keep_layout(const Tensor& t) {
   return dense_order.to(DType::bf16).permute(inverse);
 }
 
+Tensor shared_bf16_copy(const Tensor& t) {
+  const bool whole_storage =
+      t.dtype() == DType::f32 && t.is_contiguous() && t.offset() == 0 &&
+      static_cast<size_t>(t.numel()) * sizeof(float) == t.storage()->nbytes();
+  return whole_storage ? view_of_bf16_copy(t) : to_bf16_keep_layout(t);
+}
+
 void set_matmul_precision(MatmulPrecision precision) {
   g_precision = precision;
 }

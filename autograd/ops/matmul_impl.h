@@ -14,4 +14,10 @@ void matmul_into(const Tensor& a, const Tensor& b, const Tensor& bias, const Ten
 // that feed one tensor to several products round it once with this and pass the copy.
 Tensor to_bf16_keep_layout(const Tensor& t);
 
+// The same, kept with t's storage until t is next written (like a parameter's copy), when t is
+// the whole of its storage: every product that reads t rounds it once (a layer's query, key
+// and value projections read one input; a decoder's cross-attention reads the encoder's
+// output in every layer).
+Tensor shared_bf16_copy(const Tensor& t);
+
 }  // namespace heed
