@@ -69,7 +69,9 @@ struct Entry {
   // The descriptors the primitive was built with, so a call only wraps pointers. With b
   // packed, `weights` is oneDNN's blocked layout.
   dnnl::memory::desc src, weights, dst, bias;
-  bool pack_b = false;  // b is packed into `layout` before the product
+  // onednn_matmul_packed: whether b is packed into `layout` (false: this product reads b as
+  // it is, and onednn_matmul runs it).
+  bool pack_b = false;
   BlockedLayout layout;
 };
 
@@ -167,10 +169,11 @@ Entry build_plain(const Tensor& a, const Shape& a_strides, const Tensor& b, cons
   return entry;
 }
 
-// The blocked layout `chosen` is, if pack_blocked writes it.
-bool own_layout(const dnnl::memory::desc& chosen, const Tensor& b, BlockedLayout* layout) {
+// The blocked layout `chosen` is, if pack_blocked writes it; `type` is the product's.
+bool own_layout(const dnnl::memory::desc& chosen, const Tensor& b, DType type,
+                BlockedLayout* layout) {
   using Tag = dnnl::memory::format_tag;
-  const bool pairs = b.dtype() == DType::bf16;
+  const bool pairs = type == DType::bf16;
   const std::pair<int64_t, Tag> candidates[] = {
       {64, pairs ? Tag::BA16a64b2a : Tag::BA16a64b},
       {48, pairs ? Tag::BA16a48b2a : Tag::BA16a48b},
@@ -180,9 +183,8 @@ bool own_layout(const dnnl::memory::desc& chosen, const Tensor& b, BlockedLayout
   const dnnl::memory::dims dims{b.size(0), b.size(1)};
   for (const auto& [block_n, tag] : candidates) {
     const BlockedLayout candidate{block_n, pairs};
-    const size_t bytes = packed_elements(b.size(0), b.size(1), candidate) * dtype_size(b.dtype());
-    if (chosen == dnnl::memory::desc(dims, onednn_type(b.dtype()), tag) &&
-        chosen.get_size() == bytes) {
+    const size_t bytes = packed_elements(b.size(0), b.size(1), candidate) * dtype_size(type);
+    if (chosen == dnnl::memory::desc(dims, onednn_type(type), tag) && chosen.get_size() == bytes) {
       *layout = candidate;
       return true;
     }
@@ -190,18 +192,19 @@ bool own_layout(const dnnl::memory::desc& chosen, const Tensor& b, BlockedLayout
   return false;
 }
 
-// Builds `entry` for a 2-D product that reads b from the layout oneDNN prefers; false when
-// that is b's own layout, one pack_blocked does not write (no oneDNN 2.6 kernel on AVX-512 or
-// AVX2 picks another), or one only the reference kernel takes: then b is read as it is.
+// Builds `entry` for a 2-D product of a's type that reads b from the layout oneDNN prefers;
+// false when that is b's own layout, one pack_blocked does not write (no oneDNN 2.6 kernel on
+// AVX-512 or AVX2 picks another), or one only the reference kernel takes.
 bool build_packed(const Tensor& a, const Shape& a_strides, const Tensor& b, const Shape& b_strides,
                   const Tensor& bias, const Tensor& out, Entry& entry) {
-  const auto a_md = describe(a.shape(), a_strides, a.dtype());
-  const auto plain = describe(b.shape(), b_strides, b.dtype());
-  const dnnl::memory::desc any(dnnl::memory::dims{b.size(0), b.size(1)}, onednn_type(b.dtype()),
+  const DType type = a.dtype();
+  const auto a_md = describe(a.shape(), a_strides, type);
+  const auto plain = describe(b.shape(), b_strides, type);
+  const dnnl::memory::desc any(dnnl::memory::dims{b.size(0), b.size(1)}, onednn_type(type),
                                dnnl::memory::format_tag::any);
   auto pd = describe_product(a_md, any, bias, out);
   if (std::string(pd.impl_info_str()).find("ref") != std::string::npos ||
-      pd.weights_desc() == plain || !own_layout(pd.weights_desc(), b, &entry.layout)) {
+      pd.weights_desc() == plain || !own_layout(pd.weights_desc(), b, type, &entry.layout)) {
     return false;
   }
   entry.primitive = dnnl::matmul(pd);
@@ -216,72 +219,89 @@ bool build_packed(const Tensor& a, const Shape& a_strides, const Tensor& b, cons
   return true;
 }
 
-// b in the layout entry.weights describes: packed into a new buffer, or b itself.
-Tensor weights_operand(const Entry& entry, const Tensor& b) {
-  if (!entry.pack_b) return entry.copy_b ? b.contiguous() : b;
-  Tensor packed =
-      Tensor::empty({static_cast<int64_t>((entry.weights.get_size() + 3) / 4)}, DType::f32);
-  pack_blocked(b.raw_data(), b.size(0), b.size(1), b.stride(0), b.stride(1),
-               static_cast<int>(dtype_size(b.dtype())), entry.layout, packed.raw_data());
-  return packed;
-}
-
-}  // namespace
-
-void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
-                   bool pack_b) {
-  const int64_t nd = out.dim();
-  const Shape a_strides = normalized_strides(a), b_strides = normalized_strides(b);
-  pack_b = pack_b && nd == 2 && a.size(0) >= kMinRowsToPackB;
+// The cache key of a product's geometry: operand types, shapes and strides.
+Key geometry_key(bool packed, const Tensor& a, const Shape& a_strides, const Tensor& b,
+                 const Shape& b_strides, const Tensor& bias, const Tensor& out) {
   Key key;
-  key.reserve(8 * nd + 5);
-  key.push_back(nd);
-  key.push_back(pack_b);
+  key.reserve(8 * out.dim() + 5);
+  key.push_back(out.dim());
+  key.push_back(packed);
   key.push_back(static_cast<int64_t>(a.dtype()));
+  key.push_back(static_cast<int64_t>(b.dtype()));
   key.push_back(bias.defined() ? bias.strides().back() : -1);
   key.insert(key.end(), a.shape().begin(), a.shape().end());
   key.insert(key.end(), a_strides.begin(), a_strides.end());
   key.insert(key.end(), b.shape().begin(), b.shape().end());
   key.insert(key.end(), b_strides.begin(), b_strides.end());
   key.insert(key.end(), out.shape().begin(), out.shape().end());
+  return key;
+}
 
+// The cached entry for `key`, built by `build` (which returns an Entry) on first use.
+template <typename Build>
+Entry cached_entry(const Key& key, const Tensor& a, const Tensor& b, Build&& build) {
   Cache& c = cache();
-  Entry entry;
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.entries.find(key);
-    if (it != c.entries.end()) {
-      entry = it->second;
-      c.stats.hits++;
-    } else {
-      try {
-        if (!pack_b || !build_packed(a, a_strides, b, b_strides, bias, out, entry)) {
-          entry = build_plain(a, a_strides, b, b_strides, bias, out);
-        }
-      } catch (const dnnl::error& e) {
-        fail("matmul: oneDNN could not build a primitive for {} x {} ({}): {}", a.shape_str(),
-             b.shape_str(), a.dtype(), e.what());
-      }
-      c.entries.emplace(key, entry);
-      c.stats.primitives++;
-      if (entry.pack_b) c.stats.packed++;
-    }
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.entries.find(key);
+  if (it != c.entries.end()) {
+    c.stats.hits++;
+    return it->second;
   }
+  Entry entry;
+  try {
+    entry = build();
+  } catch (const dnnl::error& e) {
+    fail("matmul: oneDNN could not build a primitive for {} x {} ({}): {}", a.shape_str(),
+         b.shape_str(), a.dtype(), e.what());
+  }
+  c.entries.emplace(key, entry);
+  c.stats.primitives++;
+  if (entry.pack_b) c.stats.packed++;
+  return entry;
+}
 
-  Tensor a_run = entry.copy_a ? a.contiguous() : a;
-  Tensor b_run = weights_operand(entry, b);
+void run(const Entry& entry, const Tensor& a, const Tensor& b, const Tensor& bias,
+         const Tensor& out) {
   const auto& engine = runtime().engine;
   auto mem = [&](const Tensor& t, const dnnl::memory::desc& md) {
     return dnnl::memory(md, engine, t.raw_data());
   };
   std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, mem(a_run, entry.src)},
-      {DNNL_ARG_WEIGHTS, mem(b_run, entry.weights)},
+      {DNNL_ARG_SRC, mem(a, entry.src)},
+      {DNNL_ARG_WEIGHTS, mem(b, entry.weights)},
       {DNNL_ARG_DST, mem(out, entry.dst)},
   };
   if (bias.defined()) args.emplace(DNNL_ARG_BIAS, mem(bias, entry.bias));
   entry.primitive.execute(runtime().stream, args);
   runtime().stream.wait();
+}
+
+}  // namespace
+
+void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
+  const Shape a_strides = normalized_strides(a), b_strides = normalized_strides(b);
+  const Key key = geometry_key(false, a, a_strides, b, b_strides, bias, out);
+  const Entry entry =
+      cached_entry(key, a, b, [&] { return build_plain(a, a_strides, b, b_strides, bias, out); });
+  run(entry, entry.copy_a ? a.contiguous() : a, entry.copy_b ? b.contiguous() : b, bias, out);
+}
+
+bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
+  if (out.dim() != 2 || a.size(0) < kMinRowsToPackB) return false;
+  const Shape a_strides = normalized_strides(a), b_strides = normalized_strides(b);
+  const Key key = geometry_key(true, a, a_strides, b, b_strides, bias, out);
+  const Entry entry = cached_entry(key, a, b, [&] {
+    Entry built;
+    build_packed(a, a_strides, b, b_strides, bias, out, built);
+    return built;
+  });
+  if (!entry.pack_b) return false;
+  Tensor packed =
+      Tensor::empty({static_cast<int64_t>((entry.weights.get_size() + 3) / 4)}, DType::f32);
+  pack_blocked(b.raw_data(), b.dtype(), b.size(0), b.size(1), b.stride(0), b.stride(1),
+               entry.layout, packed.raw_data());
+  run(entry, a, packed, bias, out);
+  return true;
 }
 
 MatmulCacheStats matmul_cache_stats() {

@@ -11,10 +11,13 @@ namespace heed {
 // out = a . b (+ bias). a [.., M, K] and b [.., K, N] have the same ndim, batch dims equal or
 // 1, any strides (transposed views multiply without copies); a and b are both f32 or both
 // bf16; bias is f32 [N] or undefined; out is a contiguous f32 [.., M, N].
-// `pack_b`: b is 2-D and shared by all of a's rows (a weight); when a has rows enough to pay
-// for it, b is first packed into the blocked layout oneDNN's kernel reads (kernels/pack_blocked.h).
-void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
-                   bool pack_b = false);
+void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
+
+// The same for a 2-D b that all of a's rows share (a weight), with b first packed into the
+// blocked layout oneDNN's kernel reads (kernels/pack_blocked.h); an f32 b with a bf16 a is
+// rounded to bf16 as it is packed. Returns false, having run nothing, where that does not pay
+// (fewer than 2,048 rows) or this CPU's kernel reads b as it is: then call onednn_matmul.
+bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
 
 // Whether this CPU has a oneDNN bf16 matmul (oneDNN 2.6 needs AVX-512 for one; an AVX2-only CPU
 // has none). Probed once, by building a tiny bf16 primitive.

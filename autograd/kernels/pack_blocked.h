@@ -8,6 +8,8 @@
 // docs/performance.md).
 #include <cstdint>
 
+#include "autograd/dtype.h"
+
 namespace heed {
 
 struct BlockedLayout {
@@ -19,8 +21,9 @@ struct BlockedLayout {
 int64_t packed_elements(int64_t k, int64_t n, const BlockedLayout& layout);
 
 // b's element (i, j) is at b[i * stride_k + j * stride_n]; either stride may be 1 (a plain or
-// a transposed view). `element_size` is 4 (f32) or 2 (bf16).
-void pack_blocked(const void* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n,
-                  int element_size, const BlockedLayout& layout, void* packed);
+// a transposed view). `source` is f32 or bf16; the packed copy is bf16 with `layout.pairs`
+// (an f32 b is rounded on the way, as to_bf16 would), f32 without.
+void pack_blocked(const void* b, DType source, int64_t k, int64_t n, int64_t stride_k,
+                  int64_t stride_n, const BlockedLayout& layout, void* packed);
 
 }  // namespace heed

@@ -117,16 +117,21 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, con
       a.dtype() == DType::bf16 || b.dtype() == DType::bf16 || g_precision == MatmulPrecision::bf16;
   if (use_bf16) {
     NoGradGuard no_grad;
-    Tensor a16 = to_bf16_keep_layout(a), b16 = to_bf16_keep_layout(b);
+    Tensor a16 = to_bf16_keep_layout(a);
     if (onednn_bf16_matmul_available()) {
-      onednn_matmul(a16, b16, bias, out, pack_b);
+      // A packed weight is rounded as it is packed: no bf16 copy of it is made or kept.
+      if (pack_b && onednn_matmul_packed(a16, b, bias, out)) return;
+      onednn_matmul(a16, to_bf16_keep_layout(b), bias, out);
     } else {
       // No bf16 kernel on this CPU: the same numbers (bf16-rounded inputs, f32 accumulation)
       // from the f32 kernel.
-      onednn_matmul(a16.to(DType::f32), b16.to(DType::f32), bias, out, pack_b);
+      Tensor a32 = a16.to(DType::f32), b32 = to_bf16_keep_layout(b).to(DType::f32);
+      if (pack_b && onednn_matmul_packed(a32, b32, bias, out)) return;
+      onednn_matmul(a32, b32, bias, out);
     }
   } else {
-    onednn_matmul(a, b, bias, out, pack_b);
+    if (pack_b && onednn_matmul_packed(a, b, bias, out)) return;
+    onednn_matmul(a, b, bias, out);
   }
 }
 

@@ -68,9 +68,9 @@ TEST(PackBlocked, PlacesEveryElementAndZeroesThePadding) {
       std::vector<uint32_t> out32(packed_elements(K, N, layout), 7);
       std::vector<uint16_t> out16(packed_elements(K, N, layout), 7);
       if (pairs) {
-        pack_blocked(b16.data(), K, N, stride_k, stride_n, 2, layout, out16.data());
+        pack_blocked(b16.data(), DType::bf16, K, N, stride_k, stride_n, layout, out16.data());
       } else {
-        pack_blocked(b32.data(), K, N, stride_k, stride_n, 4, layout, out32.data());
+        pack_blocked(b32.data(), DType::f32, K, N, stride_k, stride_n, layout, out32.data());
       }
       for (int64_t k = 0; k < blocks_k * 16; ++k) {
         for (int64_t n = 0; n < blocks_n * layout.block_n; ++n) {
