@@ -68,6 +68,7 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
       for (const auto& weak : node->retained_outputs) {
         if (auto impl = weak.lock()) impl->grad = grad.clone().impl_ptr();
       }
+      node->saved_freed_after_backward = !retain_graph;
       {
         OpTimer timer(node->name());
         input_grads = node->backward(grad);

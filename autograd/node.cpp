@@ -89,6 +89,12 @@ Tensor Node::saved(size_t index) const {
   return s.tensor;
 }
 
+Tensor Node::take_saved(size_t index) {
+  Tensor t = saved(index);
+  if (saved_freed_after_backward) saved_.at(index).tensor = Tensor();
+  return t;
+}
+
 std::vector<Tensor> AccumulateGrad::backward(const Tensor& grad_output) {
   HEED_CHECK(grad_output.shape() == leaf_->shape,
              "AccumulateGrad: gradient of shape {} for a leaf of shape {}", grad_output.shape_str(),

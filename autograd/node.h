@@ -39,6 +39,13 @@ class Node {
   size_t save_copy_of(const Tensor& copy, const Tensor& original);
   // A saved tensor; throws if it was released or changed in place since it was saved.
   Tensor saved(size_t index) const;
+  // The same, handed over: the node lets go of it when the engine frees the saved tensors
+  // right after this backward (the graph is not retained), so that backward may reuse its
+  // memory if nothing else holds it. Otherwise the same as saved(index).
+  Tensor take_saved(size_t index);
+
+  // Set by the engine before backward: whether it frees the saved tensors right after.
+  bool saved_freed_after_backward = false;
 
  private:
   struct Saved {

@@ -60,6 +60,9 @@ class Tensor {
   bool is_contiguous() const;
   std::string shape_str() const { return heed::shape_str(impl_->shape); }
   const std::shared_ptr<Storage>& storage() const { return impl_->storage; }
+  // Whether this handle is the only one on its tensor and no other tensor views its storage:
+  // then writing over it changes nothing anyone else can see.
+  bool sole_owner() const { return impl_.use_count() == 1 && impl_->storage.use_count() == 1; }
   uint64_t version() const { return impl_->storage->version(); }
 
   // Pointer to the first element; throws if T is not this tensor's dtype.

@@ -99,6 +99,10 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
     }
     r.loss += contribution / accum;
     if (!b) continue;
+    // Nothing here reads the logits again: letting go of them lets cross-entropy's backward
+    // write its gradient over them instead of beside them (a logits-sized buffer less at the
+    // step's peak).
+    b->logits = Tensor();
     start = Clock::now();
     const Tensor scaled = mul(b->loss, weight / accum);
     if (reducer && k + 1 == kept.size()) {

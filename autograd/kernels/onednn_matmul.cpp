@@ -255,7 +255,7 @@ Entry cached_entry(const Key& key, const Tensor& a, const Tensor& b, Build&& bui
          b.shape_str(), a.dtype(), e.what());
   }
   c.entries.emplace(key, entry);
-  c.stats.primitives++;
+  if (entry.primitive) c.stats.primitives++;  // not when it found b cannot be packed
   if (entry.pack_b) c.stats.packed++;
   return entry;
 }

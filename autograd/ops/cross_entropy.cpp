@@ -21,9 +21,11 @@ struct CrossEntropyBackward : Node {
   double smoothing = 0.0;
   const char* name() const override { return "CrossEntropyBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor logits = saved(0), lse = saved(1);
+    Tensor logits = take_saved(0), lse = saved(1);
     const int64_t rows = logits.size(0), classes = logits.size(1);
-    Tensor gx = Tensor::empty(logits.shape(), logits.dtype());
+    // The gradient has the logits' shape and each element reads only its own logit: when
+    // nothing else holds the logits, it is written over them (GPT-mini's are 134 MB).
+    Tensor gx = logits.sole_owner() ? logits : Tensor::empty(logits.shape(), logits.dtype());
     const double upstream = g.item();
     dispatch_float(logits.dtype(), "cross_entropy backward", [&]<typename T>() {
       const T* x = logits.data<T>();
@@ -44,6 +46,7 @@ struct CrossEntropyBackward : Node {
         orow[targets[r]] -= scale * on;
       });
     });
+    if (gx.storage() == logits.storage()) gx.storage()->bump_version();
     return {gx};
   }
 };

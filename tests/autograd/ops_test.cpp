@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "autograd/allocator.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "autograd/random.h"
@@ -107,6 +108,48 @@ TEST(Ops, FastF32PathMatchesF64Reference) {
   Tensor t = from_vector<int64_t>({1, 0, 32, 5, -100, 7}, {6});
   EXPECT_LT(max_relative_error(cross_entropy(x, t, -100, 0.1), cross_entropy(f64(x), t, -100, 0.1)),
             1e-6);
+}
+
+// Cross-entropy's backward writes its gradient over the logits when nothing else holds them
+// (the graph is not retained and no tensor views them): the same gradient, bit for bit, as
+// when the logits stay alive, and logits someone holds are never changed.
+TEST(Ops, CrossEntropyBackwardReusesTheLogitsOnlyWhenNothingElseHoldsThem) {
+  const Tensor t = from_vector<int64_t>({1, 0, 6, -100, 3}, {5});
+  Tensor x_free = rand32({5, 7}, 15), x_held = x_free.clone(), x_retained = x_free.clone();
+  for (Tensor* x : {&x_free, &x_held, &x_retained}) x->set_requires_grad(true);
+
+  Tensor loss_free;
+  {
+    const Tensor logits = mul(x_free, 3.0);
+    loss_free = cross_entropy(logits, t, -100, 0.1);
+  }  // the only handle on the logits is the one backward saved
+  auto blocks_taken = [] {
+    const AllocatorStats s = allocator_stats();
+    return s.os_allocations + s.cache_hits;
+  };
+  uint64_t before = blocks_taken();
+  loss_free.backward();
+  const uint64_t taken_free = blocks_taken() - before;
+
+  const Tensor held = mul(x_held, 3.0);
+  const std::vector<float> held_before = held.to_vector<float>();
+  const Tensor loss_held = cross_entropy(held, t, -100, 0.1);
+  before = blocks_taken();
+  loss_held.backward();
+  const uint64_t taken_held = blocks_taken() - before;
+  EXPECT_EQ(taken_free + 1, taken_held);  // the gradient's buffer: the logits' own
+  EXPECT_EQ(held.to_vector<float>(), held_before);
+  EXPECT_EQ(x_free.grad().to_vector<float>(), x_held.grad().to_vector<float>());
+
+  // A retained graph runs backward twice over the same saved logits.
+  Tensor loss_retained;
+  {
+    const Tensor logits = mul(x_retained, 3.0);
+    loss_retained = cross_entropy(logits, t, -100, 0.1);
+  }
+  loss_retained.backward(Tensor(), /*retain_graph=*/true);
+  loss_retained.backward();
+  EXPECT_EQ(x_retained.grad().to_vector<float>(), mul(x_held.grad(), 2.0).to_vector<float>());
 }
 
 TEST(Ops, CrossEntropyMatchesHandComputedValue) {
