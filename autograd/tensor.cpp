@@ -173,24 +173,16 @@ Tensor& Tensor::copy_(const Tensor& src) {
     dispatch_all(src.dtype(), "copy_", [&]<typename S>() {
       D* d = static_cast<D*>(raw_data());
       const S* s = static_cast<const S*>(src.raw_data());
-      auto run = [](D* dp, const S* sp, int64_t n, int64_t dstep, int64_t sstep) {
+      strided_loop<2>(shape(), {strides(), src.strides()}, [&](auto base, int64_t n, auto step) {
         for (int64_t i = 0; i < n; ++i) {
           if constexpr (std::is_same_v<D, S>) {
-            dp[i * dstep] = sp[i * sstep];
+            d[base[0] + i * step[0]] = s[base[1] + i * step[1]];
           } else if constexpr (std::is_same_v<D, bf16> && std::is_same_v<S, float>) {
             // The matrix products' f32 -> bf16 conversions: branch-free, so it vectorises.
-            dp[i * dstep].bits = bf16_bits_of(sp[i * sstep]);
+            d[base[0] + i * step[0]].bits = bf16_bits_of(s[base[1] + i * step[1]]);
           } else {
-            dp[i * dstep] = from_double<D>(to_double(sp[i * sstep]));
+            d[base[0] + i * step[0]] = from_double<D>(to_double(s[base[1] + i * step[1]]));
           }
-        }
-      };
-      strided_loop<2>(shape(), {strides(), src.strides()}, [&](auto base, int64_t n, auto step) {
-        // Unit steps as constants, so that the dense case (most copies) is a vector loop.
-        if (step[0] == 1 && step[1] == 1) {
-          run(d + base[0], s + base[1], n, 1, 1);
-        } else {
-          run(d + base[0], s + base[1], n, step[0], step[1]);
         }
       });
     });
