@@ -55,7 +55,7 @@ struct KeyHash {
 };
 
 // Rows of a from which packing b first pays. Measured on Zen 5 (docs/performance.md): with
-// 2,048 or 4,096 rows, the Transformer layers' products ran 4-28% faster with b packed (the
+// 2,048 or 4,096 rows, the Transformer layers' products ran 4-29% faster with b packed (the
 // packing included); with 307 rows (the masked-LM head) 9-29% slower, as the pack is then a
 // large part of the work.
 constexpr int64_t kMinRowsToPackB = 2048;

@@ -4,7 +4,7 @@
 // row-major (f32: oneDNN's BA16a<block_n>b), or for bf16 8 row pairs x block_n x 2, the two
 // rows of a pair side by side (BA16a<block_n>b2a, the VNNI order). Rows and columns past K and
 // N are zero. Given a plain b, the kernel packs it itself inside every call, per thread;
-// packed once here, the product runs 5-25% faster when many rows of a share b (see
+// packed once here, the product runs 4-29% faster when many rows of a share b (see
 // docs/performance.md).
 #include <cstdint>
 
