@@ -28,18 +28,7 @@ Tensor apply_new_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offs
       const int64_t i0 = t * kTask, count = std::min(n - i0, kTask);
       uint16_t draws[kTask];
       dropout_draws(seed, offset, i0, count, draws);
-      // Restrict-qualified locals: a store through a byte pointer may alias anything, and
-      // without them every captured value is reloaded after it, which stops vectorisation.
-      const T* __restrict x_task = xp + i0;
-      T* __restrict out_task = o + i0;
-      uint8_t* __restrict keep_task = k + i0;
-      const uint32_t limit = threshold;
-      const T s = scale;
-      for (int64_t i = 0; i < count; ++i) {
-        const uint8_t kept = draws[i] >= limit;
-        keep_task[i] = kept;
-        out_task[i] = x_task[i] * (static_cast<T>(kept) * s);
-      }
+      apply_dropout_draws<T>(draws, count, threshold, scale, xp + i0, o + i0, k + i0);
     });
   });
   return out;

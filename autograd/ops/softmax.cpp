@@ -204,19 +204,12 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
     const auto dropout_row = [&](int64_t r, const T* probs_row) {
       const uint32_t threshold = dropout_threshold(drop->p);
       const T inv_keep = static_cast<T>(1.0 / (1.0 - drop->p));
-      // Restrict-qualified: the byte stores would otherwise force reloads (see dropout.cpp).
-      T* __restrict out_row = dropped_data + r * tk;
-      uint8_t* __restrict keep_row = kept + r * tk;
-      const T* __restrict in_row = probs_row;
       uint16_t draws[kMaxDropoutDraws];
       for (int64_t c0 = 0; c0 < tk; c0 += kMaxDropoutDraws) {
         const int64_t count = std::min(tk - c0, kMaxDropoutDraws);
         dropout_draws(drop->seed, drop->offset, r * tk + c0, count, draws);
-        for (int64_t c = 0; c < count; ++c) {
-          const uint8_t k = draws[c] >= threshold;
-          keep_row[c0 + c] = k;
-          out_row[c0 + c] = in_row[c0 + c] * (static_cast<T>(k) * inv_keep);
-        }
+        apply_dropout_draws<T>(draws, count, threshold, inv_keep, probs_row + c0,
+                               dropped_data + r * tk + c0, kept + r * tk + c0);
       }
     };
     parallel_for(rows, tk, [&](int64_t r) {

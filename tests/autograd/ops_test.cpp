@@ -196,6 +196,8 @@ TEST(Ops, DropoutDropsTheRightShareAndScalesTheRest) {
   // Binomial(100000, 0.25): standard deviation 137; allow 5 of them.
   EXPECT_NEAR(zeros_seen, 25000, 5 * 137);
   EXPECT_EQ(dropout(x, 0.25, false, g).storage(), x.storage());  // identity in eval
+  // Within 2^-17 of 1 the threshold rounds to 65,536, above every 16-bit draw: all dropped.
+  for (float v : dropout(x, 1.0 - 1e-6, true, g).to_vector<float>()) ASSERT_EQ(v, 0.0f);
 }
 
 TEST(Ops, DropoutKeepsExactlyTheElementsWhosePhiloxDrawClearsP) {
