@@ -29,6 +29,17 @@ std::unordered_map<Node*, int> count_dependencies(Node* root) {
   return dependencies;
 }
 
+// Lets a one-input node add its gradient into its input's pending gradient in place
+// (Node::accumulate_backward) when that gradient exists and nothing else holds it.
+bool accumulate_in_place(Node& node, const Tensor& grad,
+                         std::unordered_map<Node*, Tensor>& pending_grads) {
+  if (node.next_edges.size() != 1 || !node.next_edges[0]) return false;
+  auto it = pending_grads.find(node.next_edges[0].get());
+  if (it == pending_grads.end() || !it->second.sole_owner()) return false;
+  OpTimer timer(node.name());
+  return node.accumulate_backward(grad, it->second);
+}
+
 }  // namespace
 
 void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph) {
@@ -69,7 +80,7 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
         if (auto impl = weak.lock()) impl->grad = grad.clone().impl_ptr();
       }
       node->saved_freed_after_backward = !retain_graph;
-      {
+      if (!accumulate_in_place(*node, grad, pending_grads)) {
         OpTimer timer(node->name());
         input_grads = node->backward(grad);
       }

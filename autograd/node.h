@@ -23,6 +23,14 @@ class Node {
   // Given the gradient of the loss w.r.t. this node's output, returns the gradients w.r.t.
   // each input, in the order of `next_edges` (undefined where an edge is null).
   virtual std::vector<Tensor> backward(const Tensor& grad_output) = 0;
+  // For a node with one input whose gradient is mostly zeros (the backward of a slice):
+  // adds this node's gradient into `pending`, the input's gradient summed so far, in place,
+  // and returns true; false to have backward() run instead. The engine offers it only when
+  // nothing else holds `pending`. Slices of one tensor (q, k and v of a fused projection)
+  // then write into one buffer instead of each filling a full-size one to be summed.
+  virtual bool accumulate_backward(const Tensor& /*grad_output*/, Tensor& /*pending*/) {
+    return false;
+  }
 
   // Frees what backward saved; called by the engine unless the graph is retained.
   void release_saved();

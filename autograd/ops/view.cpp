@@ -50,6 +50,17 @@ struct SubviewBackward : Node {
     Tensor::from_storage(grad.storage(), view_shape, view_strides, view_offset, g.dtype()).copy_(g);
     return {grad};
   }
+  bool accumulate_backward(const Tensor& g, Tensor& pending) override {
+    const bool floating = g.dtype() == DType::f32 || g.dtype() == DType::f64;
+    if (!floating || pending.shape() != input_shape || pending.dtype() != g.dtype() ||
+        !pending.is_contiguous()) {
+      return false;
+    }
+    Tensor::from_storage(pending.storage(), view_shape, view_strides,
+                         pending.offset() + view_offset, g.dtype())
+        .add_(g);
+    return true;
+  }
 };
 
 struct ExpandBackward : Node {

@@ -201,6 +201,20 @@ TEST(Gradcheck, ReshapeOfNonContiguous) {
   expect_gradcheck([](const Inputs& x) { return x[0].transpose(0, 1).reshape({-1}); },
                    {param({3, 4}, 50)});
 }
+TEST(Gradcheck, SlicesOfOneTensorSumTheirGradientsInOneBuffer) {
+  // Three column blocks (as q, k, v of a fused projection), an overlapping slice, a strided
+  // slice and a whole-tensor use: the engine adds each slice's gradient into the pending one
+  // in place, whatever order they arrive in.
+  expect_gradcheck(
+      [](const Inputs& x) {
+        const Tensor& t = x[0];
+        Tensor q = t.slice(1, 0, 2), k = t.slice(1, 2, 4), v = t.slice(1, 4, 6);
+        Tensor out = add(mul(q, k), mul(v, t.slice(1, 1, 3)));
+        out = add(add(out, t.slice(1, 0, 6, 3)), t.slice(1, 3, 5));
+        return add(out, sum(mul(t, t)));
+      },
+      {param({3, 6}, 52)});
+}
 TEST(Gradcheck, SliceWithStep) {
   expect_gradcheck([](const Inputs& x) { return x[0].slice(1, 1, 5, 2); }, {param({3, 5}, 51)});
 }
