@@ -99,10 +99,14 @@ std::vector<Tensor> AccumulateGrad::backward(const Tensor& grad_output) {
   HEED_CHECK(grad_output.shape() == leaf_->shape,
              "AccumulateGrad: gradient of shape {} for a leaf of shape {}", grad_output.shape_str(),
              shape_str(leaf_->shape));
-  Tensor g = grad_output.dtype() == leaf_->dtype ? grad_output : grad_output.to(leaf_->dtype);
+  Tensor converted;  // a reference to grad_output otherwise, so that sole_owner() can hold
+  if (grad_output.dtype() != leaf_->dtype) converted = grad_output.to(leaf_->dtype);
+  const Tensor& g = converted.defined() ? converted : grad_output;
   if (!leaf_->grad) {
-    // A private copy: the incoming gradient may alias another tensor's gradient.
-    leaf_->grad = g.clone().impl_ptr();
+    // The incoming gradient becomes .grad when nothing else holds it or its memory (the
+    // usual case: the engine hands over the last handle); otherwise a private copy, since it
+    // may alias another tensor's gradient.
+    leaf_->grad = (g.sole_owner() && g.is_contiguous() ? g : g.clone()).impl_ptr();
   } else {
     Tensor(leaf_->grad).add_(g);
   }

@@ -20,6 +20,28 @@ TEST(Engine, AccumulatesIntoLeavesAndSumsFanIn) {
   EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{7.0, 9.0}));
 }
 
+TEST(Engine, LeafGradientsNeverShareMemoryWithAnotherTensor) {
+  // A leaf takes over an incoming gradient only when nothing else holds it: here the two
+  // leaves of an add receive the same gradient tensor, and a root seed is the caller's.
+  Tensor a = from_vector<double>({1.0, 2.0}, {2}), b = from_vector<double>({3.0, 4.0}, {2});
+  a.set_requires_grad(true);
+  b.set_requires_grad(true);
+  Tensor seed = from_vector<double>({1.0, 1.0}, {2});
+  add(a, b).backward(seed);
+  EXPECT_NE(a.grad().storage(), b.grad().storage());
+  EXPECT_NE(a.grad().storage(), seed.storage());
+  EXPECT_NE(b.grad().storage(), seed.storage());
+  seed.fill_(5.0);
+  a.grad().fill_(7.0);
+  EXPECT_EQ(b.grad().to_vector<double>(), (std::vector<double>{1.0, 1.0}));
+  // A leaf as the root: its gradient is a copy of the caller's seed.
+  Tensor c = from_vector<double>({1.0, 2.0}, {2});
+  c.set_requires_grad(true);
+  c.backward(seed);
+  seed.fill_(0.0);
+  EXPECT_EQ(c.grad().to_vector<double>(), (std::vector<double>{5.0, 5.0}));
+}
+
 TEST(Engine, DeepGraphRunsBackwardAndIsFreedWithoutRecursion) {
   // 200k nodes: recursion in backward or in the destructors would overflow the stack.
   Tensor x = from_vector<double>({0.5}, {1});
