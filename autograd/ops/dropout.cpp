@@ -6,6 +6,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/ops/elementwise.h"
 #include "autograd/profile.h"
 
 namespace heed {
@@ -38,8 +39,9 @@ struct DropoutBackward : Node {
   double p;
   const char* name() const override { return "DropoutBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor g = g_in.contiguous(), keep = saved(0);
-    Tensor gx = Tensor::empty(g.shape(), g.dtype());
+    Tensor keep = saved(0);
+    Tensor gx = reusable_gradient(g_in, keep.shape());
+    Tensor g = g_in.contiguous();
     const int64_t n = g.numel();
     const uint8_t* k = keep.data<uint8_t>();
     dispatch_float(g.dtype(), "dropout backward", [&]<typename T>() {

@@ -32,11 +32,22 @@ inline void check_same_dtype(const Tensor& a, const Tensor& b, const char* op) {
              a.shape_str(), b.dtype(), b.shape_str());
 }
 
+// Where a backward may write its result: over the incoming gradient when nothing else holds
+// it (the engine handed over its last handle) and it is dense with `shape`, else a new
+// tensor. Writing over it saves an allocation and the cache misses of fresh memory. Ask
+// before taking any other handle on `g`.
+inline Tensor reusable_gradient(const Tensor& g, const Shape& shape) {
+  if (g.sole_owner() && g.is_contiguous() && g.shape() == shape) return g;
+  return Tensor::empty(shape, g.dtype());
+}
+
+// f over a and b broadcast together, into a new tensor or into `into` (of the broadcast
+// shape, contiguous; it may be a or b itself, since each element is read before it is written).
 template <typename F>
-Tensor map2(const Tensor& a, const Tensor& b, const char* op, F f) {
+Tensor map2(const Tensor& a, const Tensor& b, const char* op, F f, Tensor into = Tensor()) {
   check_same_dtype(a, b, op);
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
-  Tensor out = Tensor::empty(shape, a.dtype());
+  Tensor out = into.defined() ? into : Tensor::empty(shape, a.dtype());
   dispatch_float(a.dtype(), op, [&]<typename T>() {
     T* o = out.data<T>();
     const T* x = a.data<T>();

@@ -12,6 +12,7 @@
 #include "autograd/kernels/strided_loop.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/ops/elementwise.h"
 #include "autograd/profile.h"
 
 namespace heed {
@@ -132,9 +133,11 @@ struct AttentionSoftmaxDropoutBackward : Node {
   double scale = 1.0, p = 0.0;
   const char* name() const override { return "AttentionSoftmaxDropoutBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor g = g_in.contiguous(), y = saved(0), keep = saved(1);
+    Tensor y = saved(0), keep = saved(1);
+    // Row by row, each element of g is read before it is written: in place when possible.
+    Tensor gx = reusable_gradient(g_in, y.shape());
+    Tensor g = g_in.contiguous();
     const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
-    Tensor gx = Tensor::empty(y.shape(), y.dtype());
     const uint8_t* k = keep.data<uint8_t>();
     dispatch_float(y.dtype(), "attention softmax dropout backward", [&]<typename T>() {
       const T* gp = g.data<T>();

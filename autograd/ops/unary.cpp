@@ -24,7 +24,8 @@ struct PointwiseBackward : Node {
   PointwiseBackward(const char* n, Derivative d) : op_name(n), derivative(d) {}
   const char* name() const override { return op_name; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    return {map2(g, saved(0), op_name, derivative)};
+    Tensor into = reusable_gradient(g, saved(0).shape());
+    return {map2(g, saved(0), op_name, derivative, into)};
   }
 };
 

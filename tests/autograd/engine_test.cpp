@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
@@ -40,6 +42,31 @@ TEST(Engine, LeafGradientsNeverShareMemoryWithAnotherTensor) {
   c.backward(seed);
   seed.fill_(0.0);
   EXPECT_EQ(c.grad().to_vector<double>(), (std::vector<double>{5.0, 5.0}));
+}
+
+TEST(Engine, BackwardsWriteOverAGradientOnlyWhenNothingElseHoldsIt) {
+  // GELU's backward writes over its incoming gradient when it holds the only handle. Here
+  // both GELUs receive the one gradient an add hands to its two inputs, and a retained
+  // gradient holds a third: each must still see it unchanged.
+  const std::vector<double> xs{-1.5, -0.2, 0.3, 2.0};
+  Tensor a = from_vector<double>(xs, {4}), b = from_vector<double>(xs, {4});
+  a.set_requires_grad(true);
+  b.set_requires_grad(true);
+  Tensor ga = gelu(a), gb = gelu(b);
+  Tensor sum_ab = add(ga, gb);
+  sum_ab.retain_grad();
+  Tensor weights = from_vector<double>({1.0, -2.0, 3.0, 0.5}, {4});
+  sum(mul(sum_ab, weights)).backward();
+  const std::vector<double> w = weights.to_vector<double>();
+  const std::vector<double> da = a.grad().to_vector<double>(), db = b.grad().to_vector<double>();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double x = xs[i];
+    const double derivative =
+        0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+    EXPECT_NEAR(da[i], w[i] * derivative, 1e-12) << i;
+    EXPECT_NEAR(db[i], w[i] * derivative, 1e-12) << i;
+  }
+  EXPECT_EQ(sum_ab.grad().to_vector<double>(), w);
 }
 
 TEST(Engine, DeepGraphRunsBackwardAndIsFreedWithoutRecursion) {
