@@ -1,8 +1,10 @@
 // Pointwise functions of one tensor: neg, exp, log, sqrt, pow, tanh, sigmoid, relu, GELU.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
 #include "autograd/kernels/fast_math.h"
+#include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
@@ -28,6 +30,57 @@ struct PointwiseBackward : Node {
     return {map2(g, saved(0), op_name, derivative, into)};
   }
 };
+
+// The same backward from a bf16 rounding of the saved input, computed in f32.
+template <typename Derivative>
+struct PointwiseFromBf16Backward : Node {
+  const char* op_name;
+  Derivative derivative;
+  PointwiseFromBf16Backward(const char* n, Derivative d) : op_name(n), derivative(d) {}
+  const char* name() const override { return op_name; }
+  std::vector<Tensor> backward(const Tensor& g_in) override {
+    Tensor x = saved(0);
+    Tensor out = reusable_gradient(g_in, x.shape());
+    Tensor g = g_in.contiguous();
+    const float* gp = g.data<float>();
+    const uint16_t* xp = static_cast<const uint16_t*>(x.raw_data());
+    float* o = out.data<float>();
+    const int64_t n = x.numel();
+    constexpr int64_t kChunk = 16384;
+    parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
+      const int64_t end = std::min(n, (c + 1) * kChunk);
+      for (int64_t i = c * kChunk; i < end; ++i)
+        o[i] = derivative(gp[i], float_of_bf16_bits(xp[i]));
+    });
+    return {out};
+  }
+};
+
+// f over a contiguous f32 input whose backward needs the input (GELU's does), when the
+// matrix products run in bf16: the backward keeps the input rounded to bf16, written in the
+// forward's pass, instead of the f32 input (half the memory; GELU's input is the largest
+// activation of a Transformer layer). The products already see bf16 operands, and mixed
+// precision elsewhere (PyTorch's autocast) keeps this input in bf16 as well.
+template <typename Forward, typename Derivative>
+Tensor pointwise_keeping_bf16_input(const Tensor& a, const char* backward_name, Forward f,
+                                    Derivative d) {
+  Tensor out = Tensor::empty(a.shape(), DType::f32);
+  Tensor rounded = Tensor::empty(a.shape(), DType::bf16);
+  const float* x = a.data<float>();
+  float* o = out.data<float>();
+  uint16_t* r = static_cast<uint16_t*>(rounded.raw_data());
+  const int64_t n = a.numel();
+  constexpr int64_t kChunk = 16384;
+  parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
+    const int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
+    for (int64_t i = begin; i < end; ++i) o[i] = f(x[i]);
+    for (int64_t i = begin; i < end; ++i) r[i] = bf16_bits_of(x[i]);
+  });
+  auto node = std::make_shared<PointwiseFromBf16Backward<Derivative>>(backward_name, d);
+  node->save_copy_of(rounded, a);
+  attach_node(out, node, {a});
+  return out;
+}
 
 template <typename Forward, typename Derivative>
 Tensor pointwise(const Tensor& a, const char* op, const char* backward_name, Forward f,
@@ -143,16 +196,20 @@ Tensor relu(const Tensor& a) {
 
 Tensor gelu(const Tensor& a, GeluApproximation approximation) {
   OpTimer timer("gelu");
+  const bool keep_bf16_input = a.dtype() == DType::f32 && a.is_contiguous() &&
+                               matmul_precision() == MatmulPrecision::bf16 && needs_grad({&a});
+  const auto apply = [&](const char* backward_name, auto f, auto d) {
+    return keep_bf16_input ? pointwise_keeping_bf16_input(a, backward_name, f, d)
+                           : pointwise(a, "gelu", backward_name, f, d, false);
+  };
   if (approximation == GeluApproximation::tanh) {
-    return pointwise(
-        a, "gelu", "GeluTanhBackward", []<typename T>(T x) { return gelu_tanh(x); },
-        []<typename T>(T g, T x) __attribute__((always_inline)) { return g * gelu_tanh_grad(x); },
-        false);
+    return apply(
+        "GeluTanhBackward", []<typename T>(T x) { return gelu_tanh(x); },
+        []<typename T>(T g, T x) __attribute__((always_inline)) { return g * gelu_tanh_grad(x); });
   }
-  return pointwise(
-      a, "gelu", "GeluBackward", []<typename T>(T x) { return gelu_erf(x); },
-      []<typename T>(T g, T x) __attribute__((always_inline)) { return g * gelu_erf_grad(x); },
-      false);
+  return apply(
+      "GeluBackward", []<typename T>(T x) { return gelu_erf(x); },
+      []<typename T>(T g, T x) __attribute__((always_inline)) { return g * gelu_erf_grad(x); });
 }
 
 }  // namespace heed

@@ -44,6 +44,27 @@ TEST(Ops, FastGeluGradientsMatchF64Reference) {
   }
 }
 
+TEST(Ops, GeluWithBf16ProductsKeepsItsInputInBf16ForBackward) {
+  // With bf16 products GELU keeps its input rounded to bf16 for backward: the forward is the
+  // f32 one exactly, and the gradient is the f64 derivative at the rounded input.
+  for (GeluApproximation form : {GeluApproximation::none, GeluApproximation::tanh}) {
+    Tensor x = rand32({7, 129}, 14) * 3.0;
+    Tensor weights = rand32({7, 129}, 15);
+    Tensor plain = gelu(x, form);
+    x.set_requires_grad(true);
+    Tensor rounded64 = x.detach().to(DType::bf16).to(DType::f64);
+    rounded64.set_requires_grad(true);
+    {
+      heed::testing::MatmulPrecisionScope bf16_products(MatmulPrecision::bf16);
+      Tensor y = gelu(x, form);
+      EXPECT_EQ(y.to_vector<float>(), plain.to_vector<float>());
+      sum(mul(y, weights)).backward();
+    }
+    sum(mul(gelu(rounded64, form), weights.to(DType::f64))).backward();
+    EXPECT_LT(max_relative_error(x.grad(), rounded64.grad()), 1e-6);
+  }
+}
+
 TEST(Ops, FastExpBackwardsMatchF64Reference) {
   // Cross-entropy (smoothed, with an ignored row) and log-softmax backward on the f32 path
   // use the fast exp. Logits spread over ±60 and one column at -200 reach past the exp's
