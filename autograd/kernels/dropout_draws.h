@@ -5,6 +5,8 @@
 // the stream: half-word i % 8 of block offset + i / 8 (low half of each 32-bit word first).
 // It is kept when that draw is >= round(p * 65536): sixteen bits per element halve the
 // Philox work of a 32-bit draw and keep p within 2^-17 of what was asked.
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cassert>
 #include <cmath>
@@ -40,14 +42,42 @@ inline void dropout_draws(uint64_t seed, uint64_t offset, int64_t first, int64_t
               static_cast<size_t>(count) * sizeof(uint16_t));
 }
 
-// keep[i] = draws[i] >= threshold; out[i] = keep[i] ? in[i] * scale : 0, for i < count.
-// Two passes over a block that sits in L1: GCC 12 leaves a single loop that mixes 16-bit
-// draws, byte flags and floats scalar (-fopt-info-vec: "no vectype"), and each pass alone
-// vectorises. Scalar, this loop was most of dropout's time.
+// Keep masks hold one bit per element: element i is bit i % 8 of byte i / 8 of its block
+// (a whole tensor for dropout(), a row for attention), an eighth of a byte mask's memory.
+// Every block of elements a thread writes starts on a byte, so no byte is shared.
+inline int64_t keep_mask_bytes(int64_t elements) {
+  return (elements + 7) / 8;
+}
+
+// Flag bytes (0 or 1) to bits and back, eight at a time: the multiply gathers byte j's low
+// bit into bit 56 + j (the partial products never collide or carry into the top byte, as
+// checked for all 256 inputs), and a table spreads a byte back into eight flags.
+inline void pack_flags(uint8_t* flags, int64_t count, uint8_t* __restrict bits) {
+  std::memset(flags + count, 0, static_cast<size_t>(keep_mask_bytes(count) * 8 - count));
+  for (int64_t b = 0; b < keep_mask_bytes(count); ++b) {
+    uint64_t eight;
+    std::memcpy(&eight, flags + 8 * b, 8);
+    bits[b] = static_cast<uint8_t>((eight * 0x0102040810204080ULL) >> 56);
+  }
+}
+inline constexpr auto kFlagsOfByte = [] {
+  std::array<uint64_t, 256> table{};
+  for (uint64_t v = 0; v < 256; ++v) {
+    for (int j = 0; j < 8; ++j) table[v] |= ((v >> j) & 1) << (8 * j);
+  }
+  return table;
+}();
+
+// keep bit i = draws[i] >= threshold; out[i] = kept ? in[i] * scale : 0, for i < count
+// (count <= kMaxDropoutDraws). The flags go through a byte buffer in L1: GCC 12 leaves a
+// single loop that mixes 16-bit draws, flags and floats scalar (-fopt-info-vec: "no
+// vectype"), while each pass alone vectorises.
 template <typename T>
 inline void apply_dropout_draws(const uint16_t* __restrict draws, int64_t count, uint32_t threshold,
                                 T scale, const T* __restrict in, T* __restrict out,
-                                uint8_t* __restrict keep) {
+                                uint8_t* __restrict keep_bits) {
+  assert(count <= kMaxDropoutDraws);
+  uint8_t keep[kMaxDropoutDraws + 8];
   if (threshold > UINT16_MAX) {  // p within 2^-17 of 1: nothing is kept
     std::memset(keep, 0, static_cast<size_t>(count));
   } else {
@@ -55,6 +85,21 @@ inline void apply_dropout_draws(const uint16_t* __restrict draws, int64_t count,
     for (int64_t i = 0; i < count; ++i) keep[i] = draws[i] >= limit;
   }
   for (int64_t i = 0; i < count; ++i) out[i] = in[i] * (static_cast<T>(keep[i]) * scale);
+  pack_flags(keep, count, keep_bits);
+}
+
+// out[i] = g[i] * scale where bit i of keep_bits is set, else 0, for i < count; out may be g.
+template <typename T>
+inline void apply_keep_bits(const uint8_t* keep_bits, int64_t count, T scale, const T* g, T* out) {
+  uint8_t keep[kMaxDropoutDraws + 8];
+  for (int64_t c0 = 0; c0 < count; c0 += kMaxDropoutDraws) {
+    const int64_t n = std::min(count - c0, kMaxDropoutDraws);
+    const uint8_t* bits = keep_bits + c0 / 8;
+    for (int64_t b = 0; b < keep_mask_bytes(n); ++b) {
+      std::memcpy(keep + 8 * b, &kFlagsOfByte[bits[b]], 8);
+    }
+    for (int64_t i = 0; i < n; ++i) out[c0 + i] = g[c0 + i] * (static_cast<T>(keep[i]) * scale);
+  }
 }
 
 }  // namespace heed

@@ -1,5 +1,5 @@
 // Inverted dropout on a counter-based RNG (the stream of kernels/dropout_draws.h). Forward
-// stores the kept elements as one byte each, so backward is a single multiply pass with no
+// stores the kept elements as one bit each, so backward is a single multiply pass with no
 // RNG.
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/dropout_draws.h"
@@ -16,7 +16,7 @@ namespace {
 Tensor apply_new_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offset, Tensor& keep) {
   Tensor x = x_in.contiguous();
   Tensor out = Tensor::empty(x.shape(), x.dtype());
-  keep = Tensor::empty(x.shape(), DType::u8);
+  keep = Tensor::empty({keep_mask_bytes(x.numel())}, DType::u8);
   const int64_t n = x.numel();
   const uint32_t threshold = dropout_threshold(p);
   uint8_t* k = keep.data<uint8_t>();
@@ -29,7 +29,7 @@ Tensor apply_new_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offs
       const int64_t i0 = t * kTask, count = std::min(n - i0, kTask);
       uint16_t draws[kTask];
       dropout_draws(seed, offset, i0, count, draws);
-      apply_dropout_draws<T>(draws, count, threshold, scale, xp + i0, o + i0, k + i0);
+      apply_dropout_draws<T>(draws, count, threshold, scale, xp + i0, o + i0, k + i0 / 8);
     });
   });
   return out;
@@ -40,7 +40,7 @@ struct DropoutBackward : Node {
   const char* name() const override { return "DropoutBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
     Tensor keep = saved(0);
-    Tensor gx = reusable_gradient(g_in, keep.shape());
+    Tensor gx = reusable_gradient(g_in, g_in.shape());
     Tensor g = g_in.contiguous();
     const int64_t n = g.numel();
     const uint8_t* k = keep.data<uint8_t>();
@@ -48,10 +48,10 @@ struct DropoutBackward : Node {
       const T* gp = g.data<T>();
       T* o = gx.data<T>();
       const T scale = static_cast<T>(1.0 / (1.0 - p));
-      constexpr int64_t kChunk = 16384;
+      constexpr int64_t kChunk = 16384;  // a multiple of 8: each chunk starts on a mask byte
       parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
-        const int64_t i1 = std::min(n, (c + 1) * kChunk);
-        for (int64_t i = c * kChunk; i < i1; ++i) o[i] = gp[i] * (static_cast<T>(k[i]) * scale);
+        const int64_t i0 = c * kChunk;
+        apply_keep_bits<T>(k + i0 / 8, std::min(kChunk, n - i0), scale, gp + i0, o + i0);
       });
     });
     return {gx};

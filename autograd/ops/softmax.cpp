@@ -61,6 +61,7 @@ struct LogSoftmaxBackward : Node {
     Tensor y = saved(0);
     Tensor g = g_in.contiguous();
     const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+    const int64_t row_bytes = keep_mask_bytes(width);
     Tensor gx = Tensor::empty(y.shape(), y.dtype());
     dispatch_float(y.dtype(), "log_softmax backward", [&]<typename T>() {
       const T* gp = g.data<T>();
@@ -138,6 +139,7 @@ struct AttentionSoftmaxDropoutBackward : Node {
     Tensor gx = reusable_gradient(g_in, y.shape());
     Tensor g = g_in.contiguous();
     const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+    const int64_t row_bytes = keep_mask_bytes(width);
     const uint8_t* k = keep.data<uint8_t>();
     dispatch_float(y.dtype(), "attention softmax dropout backward", [&]<typename T>() {
       const T* gp = g.data<T>();
@@ -147,11 +149,8 @@ struct AttentionSoftmaxDropoutBackward : Node {
       parallel_for(rows, width, [&](int64_t r) {
         const T* gr = gp + r * width;
         const T* yr = yp + r * width;
-        const uint8_t* kr = k + r * width;
         T* orow = o + r * width;
-        for (int64_t c = 0; c < width; ++c) {
-          orow[c] = gr[c] * (static_cast<T>(kr[c]) * inv_keep);  // gy, kept in the output
-        }
+        apply_keep_bits<T>(k + r * row_bytes, width, inv_keep, gr, orow);  // gy, in the output
         const T dot = rows::dot(static_cast<const T*>(orow), yr, width);
         for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (orow[c] - dot);
       });
@@ -192,7 +191,7 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
   uint8_t* kept = nullptr;
   if (drop) {
     dropped = Tensor::empty(shape, scores.dtype());
-    *keep = Tensor::empty(shape, DType::u8);
+    *keep = Tensor::empty({rows, keep_mask_bytes(tk)}, DType::u8);  // a row of bits per row
     kept = keep->data<uint8_t>();
   }
   dispatch_float(scores.dtype(), "attention_softmax", [&]<typename T>() {
@@ -212,7 +211,7 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
         const int64_t count = std::min(tk - c0, kMaxDropoutDraws);
         dropout_draws(drop->seed, drop->offset, r * tk + c0, count, draws);
         apply_dropout_draws<T>(draws, count, threshold, inv_keep, probs_row + c0,
-                               dropped_data + r * tk + c0, kept + r * tk + c0);
+                               dropped_data + r * tk + c0, kept + r * keep_mask_bytes(tk) + c0 / 8);
       }
     };
     parallel_for(rows, tk, [&](int64_t r) {

@@ -1,11 +1,12 @@
 // The row reductions the softmax and cross-entropy kernels use, the blocked packing of matmul
-// weights, and the op-time table behind HEED_PROFILE.
+// weights, dropout's bit masks, and the op-time table behind HEED_PROFILE.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/pack_blocked.h"
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/profile.h"
@@ -86,6 +87,26 @@ TEST(PackBlocked, PlacesEveryElementAndZeroesThePadding) {
         }
       }
     }
+  }
+}
+
+TEST(DropoutMask, FlagsBecomeOneBitEachAndComeBackUnchanged) {
+  // Element i is bit i % 8 of byte i / 8; lengths that end inside a byte leave its high bits
+  // zero; apply_keep_bits multiplies by the scale exactly where a bit is set.
+  for (int64_t n : {1, 7, 8, 9, 63, 64, 65, 1000}) {
+    std::vector<uint8_t> flags(static_cast<size_t>(n) + 8);
+    for (int64_t i = 0; i < n; ++i) flags[i] = (i * 7 + i / 3) % 5 < 2;
+    const std::vector<uint8_t> original(flags.begin(), flags.begin() + n);
+    std::vector<uint8_t> bits(static_cast<size_t>(keep_mask_bytes(n)), 0xAA);
+    pack_flags(flags.data(), n, bits.data());
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ((bits[i / 8] >> (i % 8)) & 1, original[i]) << "n " << n << " element " << i;
+    }
+    if (n % 8) EXPECT_EQ(bits.back() >> (n % 8), 0) << n;
+    std::vector<float> g(n), out(n);
+    for (int64_t i = 0; i < n; ++i) g[i] = static_cast<float>(i + 1);
+    apply_keep_bits<float>(bits.data(), n, 2.0f, g.data(), out.data());
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], original[i] ? 2.0f * g[i] : 0.0f) << i;
   }
 }
 
