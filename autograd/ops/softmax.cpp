@@ -61,7 +61,6 @@ struct LogSoftmaxBackward : Node {
     Tensor y = saved(0);
     Tensor g = g_in.contiguous();
     const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
-    const int64_t row_bytes = keep_mask_bytes(width);
     Tensor gx = Tensor::empty(y.shape(), y.dtype());
     dispatch_float(y.dtype(), "log_softmax backward", [&]<typename T>() {
       const T* gp = g.data<T>();
