@@ -17,8 +17,26 @@ constexpr double kSqrt2OverPi = 0.7978845608028654;  // sqrt(2/pi)
 constexpr double kInvSqrt2 = 0.7071067811865476;
 constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1/sqrt(2*pi)
 
+// g * f'(x) for an f32 gradient and x saved as its bf16 rounding (contiguous), computed in
+// f32, into `out`.
+template <typename Derivative>
+void derivative_times_gradient_from_bf16(const Tensor& g_in, const Tensor& x, Derivative d,
+                                         Tensor& out) {
+  Tensor g = g_in.contiguous();
+  const float* gp = g.data<float>();
+  const uint16_t* xp = static_cast<const uint16_t*>(x.raw_data());
+  float* o = out.data<float>();
+  const int64_t n = x.numel();
+  constexpr int64_t kChunk = 16384;
+  parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
+    const int64_t end = std::min(n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end; ++i) o[i] = d(gp[i], float_of_bf16_bits(xp[i]));
+  });
+}
+
 // A node whose backward is g * f'(saved), with f' given as a function of one saved tensor
-// (the input or the output, whichever is cheaper).
+// (the input or the output, whichever is cheaper; the input may be saved as its bf16
+// rounding, see pointwise_keeping_bf16_input).
 template <typename Derivative>
 struct PointwiseBackward : Node {
   const char* op_name;
@@ -26,33 +44,11 @@ struct PointwiseBackward : Node {
   PointwiseBackward(const char* n, Derivative d) : op_name(n), derivative(d) {}
   const char* name() const override { return op_name; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor into = reusable_gradient(g, saved(0).shape());
-    return {map2(g, saved(0), op_name, derivative, into)};
-  }
-};
-
-// The same backward from a bf16 rounding of the saved input, computed in f32.
-template <typename Derivative>
-struct PointwiseFromBf16Backward : Node {
-  const char* op_name;
-  Derivative derivative;
-  PointwiseFromBf16Backward(const char* n, Derivative d) : op_name(n), derivative(d) {}
-  const char* name() const override { return op_name; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
     Tensor x = saved(0);
-    Tensor out = reusable_gradient(g_in, x.shape());
-    Tensor g = g_in.contiguous();
-    const float* gp = g.data<float>();
-    const uint16_t* xp = static_cast<const uint16_t*>(x.raw_data());
-    float* o = out.data<float>();
-    const int64_t n = x.numel();
-    constexpr int64_t kChunk = 16384;
-    parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
-      const int64_t end = std::min(n, (c + 1) * kChunk);
-      for (int64_t i = c * kChunk; i < end; ++i)
-        o[i] = derivative(gp[i], float_of_bf16_bits(xp[i]));
-    });
-    return {out};
+    Tensor into = reusable_gradient(g, x.shape());
+    if (x.dtype() != DType::bf16) return {map2(g, x, op_name, derivative, into)};
+    derivative_times_gradient_from_bf16(g, x, derivative, into);
+    return {into};
   }
 };
 
@@ -76,7 +72,7 @@ Tensor pointwise_keeping_bf16_input(const Tensor& a, const char* backward_name, 
     for (int64_t i = begin; i < end; ++i) o[i] = f(x[i]);
     for (int64_t i = begin; i < end; ++i) r[i] = bf16_bits_of(x[i]);
   });
-  auto node = std::make_shared<PointwiseFromBf16Backward<Derivative>>(backward_name, d);
+  auto node = std::make_shared<PointwiseBackward<Derivative>>(backward_name, d);
   node->save_copy_of(rounded, a);
   attach_node(out, node, {a});
   return out;
