@@ -80,14 +80,6 @@ inline uint16_t bf16_bits_of(float f) {
   return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
 }
 
-// The float a bf16 bit pattern stands for (exact), in a form loops vectorise.
-inline float float_of_bf16_bits(uint16_t bits) {
-  const uint32_t u = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 template <typename T>
 constexpr DType dtype_of();
 template <>

@@ -24,13 +24,13 @@ void derivative_times_gradient_from_bf16(const Tensor& g_in, const Tensor& x, De
                                          Tensor& out) {
   Tensor g = g_in.contiguous();
   const float* gp = g.data<float>();
-  const uint16_t* xp = static_cast<const uint16_t*>(x.raw_data());
+  const bf16* xp = x.data<bf16>();
   float* o = out.data<float>();
   const int64_t n = x.numel();
   constexpr int64_t kChunk = 16384;
   parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
     const int64_t end = std::min(n, (c + 1) * kChunk);
-    for (int64_t i = c * kChunk; i < end; ++i) o[i] = d(gp[i], float_of_bf16_bits(xp[i]));
+    for (int64_t i = c * kChunk; i < end; ++i) o[i] = d(gp[i], static_cast<float>(xp[i]));
   });
 }
 
