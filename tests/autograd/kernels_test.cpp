@@ -102,7 +102,9 @@ TEST(DropoutMask, FlagsBecomeOneBitEachAndComeBackUnchanged) {
     for (int64_t i = 0; i < n; ++i) {
       ASSERT_EQ((bits[i / 8] >> (i % 8)) & 1, original[i]) << "n " << n << " element " << i;
     }
-    if (n % 8) EXPECT_EQ(bits.back() >> (n % 8), 0) << n;
+    if (n % 8) {
+      EXPECT_EQ(bits.back() >> (n % 8), 0) << n;
+    }
     std::vector<float> g(n), out(n);
     for (int64_t i = 0; i < n; ++i) g[i] = static_cast<float>(i + 1);
     apply_keep_bits<float>(bits.data(), n, 2.0f, g.data(), out.data());
