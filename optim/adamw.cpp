@@ -22,7 +22,8 @@ ParamGroup adamw_defaults(const AdamWOptions& o) {
 // and its kernels convert them to the tensor's type, which is what the casts below do.
 template <typename T>
 struct AdamWScalars {
-  T decay;  // 1 - lr * weight_decay
+  T grad_scale;  // the clipping coefficient, or 1
+  T decay;       // 1 - lr * weight_decay
   T beta1, one_minus_beta1;
   T beta2, one_minus_beta2;
   T bias_correction2_sqrt;
@@ -31,14 +32,15 @@ struct AdamWScalars {
 };
 
 // One fused pass over [begin, end) of p, g, m, v (and vmax with amsgrad). The operations
-// and their order are PyTorch's: mul_, mul_().add_(), mul_().addcmul_(), sqrt / bc2 + eps,
-// addcdiv_. The loop has no branches or calls, so it vectorizes (optim/CMakeLists.txt
-// builds this file with -fno-math-errno so that sqrt becomes the vector instruction).
+// and their order are PyTorch's: the gradient as clip_grad_norm_'s mul_ leaves it, then mul_,
+// mul_().add_(), mul_().addcmul_(), sqrt / bc2 + eps, addcdiv_. The loop has no branches or calls,
+// so it vectorizes (optim/CMakeLists.txt builds this file with -fno-math-errno so that sqrt becomes
+// the vector instruction).
 template <typename T, bool kAmsgrad>
 void adamw_block(T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
                  T* __restrict vmax, int64_t begin, int64_t end, const AdamWScalars<T> s) {
   for (int64_t i = begin; i < end; ++i) {
-    const T gi = g[i];
+    const T gi = g[i] * s.grad_scale;
     const T pi = p[i] * s.decay;
     const T mi = m[i] * s.beta1 + gi * s.one_minus_beta1;
     const T vi = v[i] * s.beta2 + s.one_minus_beta2 * (gi * gi);
@@ -55,7 +57,7 @@ void adamw_block(T* __restrict p, const T* __restrict g, T* __restrict m, T* __r
 }
 
 template <typename T>
-void adamw_update(const Tensor& param, const Tensor& grad, ParamState& state,
+void adamw_update(const Tensor& param, const Tensor& grad, double grad_scale, ParamState& state,
                   const ParamGroup& group) {
   const double lr = *group.lr, wd = *group.weight_decay;
   const double beta1 = group.option("beta1"), beta2 = group.option("beta2");
@@ -74,6 +76,7 @@ void adamw_update(const Tensor& param, const Tensor& grad, ParamState& state,
   T* vmax = amsgrad ? slot("max_exp_avg_sq").template data<T>() : nullptr;
 
   AdamWScalars<T> s;
+  s.grad_scale = static_cast<T>(grad_scale);
   s.decay = static_cast<T>(1.0 - lr * wd);
   s.beta1 = static_cast<T>(beta1);
   s.one_minus_beta1 = static_cast<T>(1.0 - beta1);
@@ -130,11 +133,11 @@ std::vector<std::string> AdamW::state_names(const ParamGroup& group) const {
 }
 
 void AdamW::update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
-                   ParamState& state) {
+                   double grad_scale, ParamState& state) {
   if (param.dtype() == DType::f64) {
-    adamw_update<double>(param, grad, state, group);
+    adamw_update<double>(param, grad, grad_scale, state, group);
   } else {
-    adamw_update<float>(param, grad, state, group);
+    adamw_update<float>(param, grad, grad_scale, state, group);
   }
 }
 

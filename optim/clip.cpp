@@ -1,5 +1,6 @@
 #include "optim/clip.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "autograd/error.h"
@@ -63,6 +64,15 @@ std::vector<Tensor> contiguous_grads(const std::vector<Tensor>& params) {
   return grads;
 }
 
+// Every parameter of every group of `optimizer`.
+std::vector<Tensor> parameters_of(const Optimizer& optimizer) {
+  std::vector<Tensor> params;
+  for (const ParamGroup& group : optimizer.param_groups()) {
+    for (const auto& [name, p] : group.params) params.push_back(p);
+  }
+  return params;
+}
+
 }  // namespace
 
 double grad_norm(const std::vector<Tensor>& params) {
@@ -82,6 +92,16 @@ double grad_norm(const std::vector<Tensor>& params) {
   return std::sqrt(total);
 }
 
+double grad_norm(const Optimizer& optimizer) {
+  return grad_norm(parameters_of(optimizer));
+}
+
+double clip_coefficient(double total, double max_norm) {
+  HEED_CHECK(max_norm >= 0.0, "clip_coefficient: max_norm must be >= 0, got {}", max_norm);
+  if (!std::isfinite(total)) return 1.0;
+  return std::min(1.0, max_norm / (total + 1e-6));
+}
+
 double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm,
                        bool error_if_nonfinite) {
   HEED_CHECK(max_norm >= 0.0, "clip_grad_norm_: max_norm must be >= 0, got {}", max_norm);
@@ -94,7 +114,7 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm,
                total);
     return total;
   }
-  const double coef = max_norm / (total + 1e-6);
+  const double coef = clip_coefficient(total, max_norm);
   if (coef < 1.0) {
     for (const Tensor& g : grads) {
       if (g.dtype() == DType::f64) {
@@ -110,11 +130,7 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm,
 }
 
 double clip_grad_norm_(const Optimizer& optimizer, double max_norm, bool error_if_nonfinite) {
-  std::vector<Tensor> params;
-  for (const ParamGroup& group : optimizer.param_groups()) {
-    for (const auto& [name, p] : group.params) params.push_back(p);
-  }
-  return clip_grad_norm_(params, max_norm, error_if_nonfinite);
+  return clip_grad_norm_(parameters_of(optimizer), max_norm, error_if_nonfinite);
 }
 
 }  // namespace heed::optim

@@ -11,6 +11,13 @@ namespace heed::optim {
 // accumulated in double in a fixed order (so it does not depend on the thread count).
 // Parameters without a gradient are skipped.
 double grad_norm(const std::vector<Tensor>& params);
+// Of every parameter of every group of `optimizer`.
+double grad_norm(const Optimizer& optimizer);
+
+// The factor clip_grad_norm_ multiplies every gradient by when their total norm is `total`:
+// max_norm / (total + 1e-6) when that is below 1, else 1; and 1 for a non-finite total, which
+// clipping leaves alone. Optimizer::step(clip_coefficient(...)) clips inside the update.
+double clip_coefficient(double total, double max_norm);
 
 // Scales every gradient by max_norm / (total + 1e-6) when that is below 1, and returns the
 // total norm from before clipping. A non-finite total (a NaN or Inf gradient) is returned as

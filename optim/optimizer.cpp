@@ -76,7 +76,7 @@ void Optimizer::check_all_groups() const {
   }
 }
 
-void Optimizer::step() {
+void Optimizer::step(double grad_scale) {
   NoGradGuard no_grad;
   for (size_t g = 0; g < groups_.size(); ++g) {
     const ParamGroup& group = groups_[g];
@@ -90,7 +90,7 @@ void Optimizer::step() {
       if (!grad.is_contiguous()) grad = grad.contiguous();
       ParamState& state = state_[g][i];
       ++state.step;
-      update(group, p, grad, state);
+      update(group, p, grad, grad_scale, state);
       // The update wrote through raw pointers: tell any graph that saved `p` it changed.
       p.storage()->bump_version();
     }

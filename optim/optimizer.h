@@ -11,9 +11,9 @@
 //     Tensor loss = compute_loss(micro_batch[k]);   // the mean over the micro-batch
 //     (loss * (1.0 / N)).backward();                // so the sum is the mean over N of them
 //   }
-//   clip_grad_norm_(optimizer, max_norm);           // optional (clip.h)
-//   optimizer.step();
-//   scheduler.step();                               // optional (schedule.h)
+//   clip_grad_norm_(optimizer, max_norm);           // optional (clip.h); or, one pass fewer:
+//   optimizer.step();                               // step(clip_coefficient(grad_norm(optimizer),
+//   max_norm)) scheduler.step();                               // optional (schedule.h)
 //
 // With equal micro-batch sizes this gives the gradient of the mean loss over the whole batch.
 #include <nlohmann/json_fwd.hpp>
@@ -68,8 +68,11 @@ class Optimizer {
   virtual std::string_view name() const = 0;
 
   // One update of every parameter that has a gradient; parameters without one are skipped
-  // and their state is left as it is (as torch.optim does).
-  void step();
+  // and their state is left as it is (as torch.optim does). Each gradient enters the update
+  // multiplied by `grad_scale` rounded to its type, the numbers clip_grad_norm_ would have
+  // left in it: clipping by clip_coefficient (clip.h) inside the update saves a pass over
+  // every gradient. The gradients themselves are not changed.
+  void step(double grad_scale = 1.0);
   // Drops every parameter's gradient (PyTorch's set_to_none=True).
   void zero_grad();
 
@@ -102,10 +105,10 @@ class Optimizer {
   virtual void check_hyper_parameters(const ParamGroup& group, const std::string& where) const = 0;
   // The state tensors a parameter of `group` has after its first update.
   virtual std::vector<std::string> state_names(const ParamGroup& group) const = 0;
-  // One update of `param` (contiguous) with its gradient `grad` (contiguous, same dtype and
-  // shape). `state.step` is already incremented for this update.
+  // One update of `param` (contiguous) with its gradient `grad` times `grad_scale`
+  // (contiguous, same dtype and shape). `state.step` is already incremented for this update.
   virtual void update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
-                      ParamState& state) = 0;
+                      double grad_scale, ParamState& state) = 0;
   // Derived constructors call this once their hyper-parameter checks can run.
   void check_all_groups() const;
 

@@ -19,7 +19,7 @@ ParamGroup sgd_defaults(const SGDOptions& o) {
 }
 
 template <typename T>
-void sgd_update(const Tensor& param, const Tensor& grad, ParamState& state,
+void sgd_update(const Tensor& param, const Tensor& grad, double grad_scale, ParamState& state,
                 const ParamGroup& group) {
   const T lr = static_cast<T>(*group.lr), wd = static_cast<T>(*group.weight_decay);
   const T momentum = static_cast<T>(group.option("momentum"));
@@ -36,13 +36,14 @@ void sgd_update(const Tensor& param, const Tensor& grad, ParamState& state,
   }
   T* p = param.data<T>();
   const T* g = grad.data<T>();
+  const T scale = static_cast<T>(grad_scale);
 
   constexpr int64_t kBlock = 4096;
   const int64_t n = param.numel();
   parallel_for((n + kBlock - 1) / kBlock, kBlock * 3, [&](int64_t blk) {
     const int64_t begin = blk * kBlock, end = std::min(n, begin + kBlock);
     for (int64_t i = begin; i < end; ++i) {
-      T d = g[i];
+      T d = g[i] * scale;
       if (wd != T(0)) d = d + wd * p[i];
       if (use_momentum) {
         const T b = first ? d : buf[i] * momentum + one_minus_dampening * d;
@@ -84,11 +85,11 @@ std::vector<std::string> SGD::state_names(const ParamGroup& group) const {
 }
 
 void SGD::update(const ParamGroup& group, const Tensor& param, const Tensor& grad,
-                 ParamState& state) {
+                 double grad_scale, ParamState& state) {
   if (param.dtype() == DType::f64) {
-    sgd_update<double>(param, grad, state, group);
+    sgd_update<double>(param, grad, grad_scale, state, group);
   } else {
-    sgd_update<float>(param, grad, state, group);
+    sgd_update<float>(param, grad, grad_scale, state, group);
   }
 }
 

@@ -116,11 +116,15 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
   }
   const auto start = Clock::now();
   if (reducer) r.reduction = reducer->finish();
-  r.grad_norm = o.max_grad_norm > 0 ? optim::clip_grad_norm_(optimizer, o.max_grad_norm)
-                                    : optim::grad_norm(model.parameters());
+  r.grad_norm =
+      o.max_grad_norm > 0 ? optim::grad_norm(optimizer) : optim::grad_norm(model.parameters());
+  // Clipping happens inside the update (one pass over the gradients fewer); the gradients
+  // are zeroed right after, so nothing else reads them clipped.
+  const double grad_scale =
+      o.max_grad_norm > 0 ? optim::clip_coefficient(r.grad_norm, o.max_grad_norm) : 1.0;
   OptimizerShards* shards = o.parallel ? o.parallel->shards() : nullptr;
   if (shards) shards->before_step();
-  optimizer.step();
+  optimizer.step(grad_scale);
   if (shards) shards->after_step();
   optimizer.zero_grad();
   r.seconds.optimizer = seconds_since(start);

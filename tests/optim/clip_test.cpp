@@ -4,14 +4,18 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include "optim/adamw.h"
 #include "optim/param_groups.h"
+#include "optim/sgd.h"
 #include "optim_test_util.h"
 
 namespace heed::optim {
 namespace {
 
+using heed::testing::bitwise_equal;
 using heed::testing::leaf;
 using heed::testing::set_grad;
 
@@ -79,6 +83,59 @@ TEST(ClipGradNorm, NonFiniteNormIsReportedAndGradientsKept) {
       FAIL() << "a non-finite norm did not throw";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("NaN or Inf"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ClipGradNorm, CoefficientIsWhatClippingMultipliesBy) {
+  EXPECT_EQ(clip_coefficient(13.0, 6.5), 6.5 / (13.0 + 1e-6));
+  EXPECT_EQ(clip_coefficient(13.0, 26.0), 1.0);
+  EXPECT_EQ(clip_coefficient(std::numeric_limits<double>::quiet_NaN(), 1.0), 1.0);
+  EXPECT_EQ(clip_coefficient(std::numeric_limits<double>::infinity(), 1.0), 1.0);
+}
+
+// Clipping inside the update (step(clip_coefficient(...))) gives the parameters and state
+// that clipping the gradients first gives, to the bit, for both optimizers and both types;
+// and leaves the gradients as they were.
+TEST(ClipGradNorm, InsideTheUpdateGivesTheSameBitsAsClippingFirst) {
+  for (bool sgd : {false, true}) {
+    for (DType type : {DType::f32, DType::f64}) {
+      for (double max_norm : {0.5, 1e9}) {  // clipping, and a norm under the limit
+        Generator gen(5);
+        const Tensor w0 = randn({1000}, gen).to(type), b0 = randn({7}, gen).to(type);
+        const Tensor gw = randn({1000}, gen).to(type), gb = randn({7}, gen).to(type);
+        auto run = [&](bool inside) {
+          Tensor w = w0.clone(), b = b0.clone();
+          w.set_requires_grad(true);
+          b.set_requires_grad(true);
+          std::unique_ptr<Optimizer> opt;
+          if (sgd) {
+            opt = std::make_unique<SGD>(NamedTensors{{"w", w}, {"b", b}},
+                                        SGDOptions{.lr = 0.1, .momentum = 0.9});
+          } else {
+            opt = std::make_unique<AdamW>(NamedTensors{{"w", w}, {"b", b}},
+                                          AdamWOptions{.lr = 0.01, .weight_decay = 0.1});
+          }
+          for (int step = 0; step < 3; ++step) {
+            set_grad(w, gw);
+            set_grad(b, gb);
+            if (inside) {
+              opt->step(clip_coefficient(grad_norm(*opt), max_norm));
+              EXPECT_TRUE(bitwise_equal(w.grad(), gw));  // not clipped in place
+            } else {
+              clip_grad_norm_(*opt, max_norm);
+              opt->step();
+            }
+          }
+          return std::vector<Tensor>{w, b};
+        };
+        const std::vector<Tensor> first = run(false), inside = run(true);
+        for (size_t i = 0; i < first.size(); ++i) {
+          EXPECT_TRUE(bitwise_equal(first[i], inside[i]))
+              << (sgd ? "SGD " : "AdamW ") << dtype_name(type) << " max_norm " << max_norm
+              << " tensor " << i;
+        }
+      }
     }
   }
 }
