@@ -101,6 +101,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 enum class MatmulPrecision { f32, bf16 };
 void set_matmul_precision(MatmulPrecision precision);
 MatmulPrecision matmul_precision();
+// Whether this CPU multiplies bf16 natively (oneDNN 2.6 needs AVX-512). Without, bf16
+// precision still gives bf16's numbers, by rounding the operands for the f32 kernels: slower
+// than f32, so `train` falls back to f32 there.
+bool native_bf16_products();
 
 // --- embedding, normalisation, softmax (ops/embedding.cpp, ops/layer_norm.cpp, ...) ---
 // Rows of `weight` [V, C] picked by integer `ids`; the padding row gets no gradient.

@@ -311,6 +311,10 @@ def summarize(model, precision, heed_runs, torch_runs, peak):
         if ok < len(records):
             notes.append(f"{model} {precision}: {len(records) - ok} of {len(records)} {name} "
                          "runs failed")
+    if h and precision == "bf16" and any(r["ok"] and r["values"].get("products_in") == "f32"
+                                         for r in heed_runs):
+        notes.append(f"{model} bf16: heed ran f32 products: this CPU has no native bf16 ones "
+                     "(as `train` does there)")
     if h and p:
         for key, tolerance in SAME_WORK.items():
             if abs(h["work"][key] - p["work"][key]) > tolerance * abs(p["work"][key]):

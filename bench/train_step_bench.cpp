@@ -238,7 +238,12 @@ int main(int argc, char** argv) {
   if (threads > 0) set_num_threads(static_cast<int>(threads));
   const bool bf16 = precision == "bf16";
   if (peak) return matmul_peak(bf16);
-  if (bf16) set_matmul_precision(MatmulPrecision::bf16);
+  // As `train` does: without native bf16 products (an AVX2-only CPU), bf16 runs as f32.
+  const bool bf16_runs = bf16 && native_bf16_products();
+  if (bf16 && !bf16_runs) {
+    std::fprintf(stderr, "bench_train_step: no bf16 matrix products on this CPU: running f32\n");
+  }
+  if (bf16_runs) set_matmul_precision(MatmulPrecision::bf16);
 
   Workload w;
   try {
@@ -304,6 +309,7 @@ int main(int argc, char** argv) {
   for (const Tensor& p : model->parameters()) parameters += p.numel();
   std::printf("framework: heed\nmodel: %s\nprecision: %s\nthreads: %d\n", model_name.c_str(),
               precision.c_str(), num_threads());
+  std::printf("products_in: %s\n", bf16_runs ? "bf16" : "f32");
   std::printf("tokens_per_step: %ld\n", tokens);
   std::printf("flops_per_step: %.0f\n", flops_per_step(w, labelled / positions));
   std::printf("parameters: %ld\n", parameters);

@@ -104,6 +104,9 @@ void set_matmul_precision(MatmulPrecision precision) {
 MatmulPrecision matmul_precision() {
   return g_precision;
 }
+bool native_bf16_products() {
+  return onednn_bf16_matmul_available();
+}
 
 void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, const Tensor& out,
                  bool pack_b) {

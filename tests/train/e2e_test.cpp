@@ -80,6 +80,27 @@ TEST(EndToEnd, HeedProfilePrintsTheTimeOfEachOpAtTheEnd) {
   EXPECT_EQ(quiet.output.find("time per op"), std::string::npos);
 }
 
+// oneDNN told to stop at AVX2 stands in for an AVX2-only CPU: there bf16 products would only
+// be emulated (slower than f32), so train.dtype bf16 trains in f32 and says so.
+TEST(EndToEnd, Bf16WithoutNativeBf16ProductsTrainsInF32AndSaysSo) {
+  const std::string avx2 = "ONEDNN_MAX_CPU_ISA=AVX2";
+  const std::string run =
+      "--set train.max_steps=4 --set schedule.warmup_steps=1 "
+      "--set checkpoint.every_steps=0 --set eval.every_steps=0 "
+      "--set logging.every_steps=1 ";
+  const std::string f32 = fresh_dir("avx2_f32"), bf16 = fresh_dir("avx2_bf16");
+  Outcome a = run_train(mlm_args(f32, run), avx2);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  Outcome b = run_train(mlm_args(bf16, run + "--set train.dtype=bf16"), avx2);
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_NE(b.output.find("train.dtype: bf16: this CPU has no native bf16 matrix products"),
+            std::string::npos)
+      << b.output;
+  EXPECT_EQ(a.output.find("no native bf16"), std::string::npos);
+  ASSERT_EQ(losses(f32).size(), 4u);
+  EXPECT_EQ(losses(bf16), losses(f32));  // the same f32 run, to the bit
+}
+
 TEST(EndToEnd, KilledAndResumedRunMatchesAnUninterruptedOneBitForBit) {
   const std::string whole = fresh_dir("whole"), resumed = fresh_dir("resumed");
   const std::string every_step = "--set logging.every_steps=1";
