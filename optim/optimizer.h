@@ -11,9 +11,12 @@
 //     Tensor loss = compute_loss(micro_batch[k]);   // the mean over the micro-batch
 //     (loss * (1.0 / N)).backward();                // so the sum is the mean over N of them
 //   }
-//   clip_grad_norm_(optimizer, max_norm);           // optional (clip.h); or, one pass fewer:
-//   optimizer.step();                               // step(clip_coefficient(grad_norm(optimizer),
-//   max_norm)) scheduler.step();                               // optional (schedule.h)
+//   clip_grad_norm_(optimizer, max_norm);           // optional (clip.h)
+//   optimizer.step();
+//   scheduler.step();                               // optional (schedule.h)
+//
+// Clipping inside the update reads every gradient once less and gives the same numbers:
+//   optimizer.step(clip_coefficient(grad_norm(optimizer), max_norm));
 //
 // With equal micro-batch sizes this gives the gradient of the mean loss over the whole batch.
 #include <nlohmann/json_fwd.hpp>
