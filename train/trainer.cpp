@@ -17,6 +17,7 @@
 #include "nn/pretrained_io.h"
 #include "optim/schedule.h"
 #include "train/best_model.h"
+#include "train/compute_setup.h"
 #include "train/config/config_origins.h"
 #include "train/config/did_you_mean.h"
 #include "train/console.h"
@@ -52,16 +53,7 @@ class Run {
     const Log log = [this](const std::string& line) { say(line); };
     check_world(world_, c_);
     if (world_.is_main()) output_dir_lock_ = claim_output_dir(c_, log);
-    if (c_.train.threads > 0) set_num_threads(static_cast<int>(c_.train.threads));
-    if (c_.train.dtype == DType::bf16) {
-      if (native_bf16_products()) {
-        set_matmul_precision(MatmulPrecision::bf16);
-      } else {
-        // Rounding operands for f32 kernels would give bf16's numbers slower than f32.
-        say("train.dtype: bf16: this CPU has no native bf16 matrix products (oneDNN needs "
-            "AVX-512): training in f32");
-      }
-    }
+    set_up_compute(c_, log);
     data_ = build_data(log);
     if (world_.is_main()) check_memory(c_, data_, log);
     warn_of_oversubscription(c_, World::ranks_on_this_machine(), log);
