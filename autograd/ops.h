@@ -127,6 +127,14 @@ Tensor attention_softmax_dropout(const Tensor& scores, double scale, const Tenso
                                  bool causal, double p, Generator& generator,
                                  Tensor* probs = nullptr);
 
+// matmul(attention_softmax_dropout(scores, scale, mask, causal, p, generator, probs), v) with
+// the same result and gradients, but backward recomputes the dropped probabilities rather
+// than holding them from forward to backward (attention's memory at the end of forward is
+// then one [.., Tq, Tk] tensor smaller per layer). v is [.., Tk, d] with the scores' leading dims.
+Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double scale,
+                                const Tensor& mask, bool causal, double p, Generator& generator,
+                                Tensor* probs = nullptr);
+
 // Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p).
 // The elements come from the counter-based stream of (generator's seed, reserved offset); the
 // kept ones are stored as a byte each for backward.

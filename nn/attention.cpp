@@ -16,14 +16,12 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   // k^T is a strided view: the product reads it in place.
   Tensor scores = matmul(q, k.transpose(-1, -2));
-  Tensor p;
   if (training && dropout_p > 0.0) {
     HEED_CHECK(generator != nullptr, "attention: dropout needs a generator");
-    p = attention_softmax_dropout(scores, scale, mask, causal, dropout_p, *generator, probs);
-  } else {
-    p = attention_softmax(scores, scale, mask, causal);
-    if (probs) *probs = p;
+    return attention_dropout_values(scores, v, scale, mask, causal, dropout_p, *generator, probs);
   }
+  Tensor p = attention_softmax(scores, scale, mask, causal);
+  if (probs) *probs = p;
   return matmul(p, v);
 }
 

@@ -12,6 +12,7 @@
 #include "autograd/kernels/strided_loop.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/ops/attention_softmax_rows.h"
 #include "autograd/ops/elementwise.h"
 #include "autograd/profile.h"
 
@@ -125,46 +126,45 @@ Tensor log_softmax(const Tensor& a, int64_t dim) {
                         [](const Tensor& t) { return softmax_last(t, true); });
 }
 
-namespace {
-
 // gx = scale * y * (gy - sum(gy * y)) per row with gy = g * keep / (1 - p): the backward of
 // dropout after softmax, in one pass.
+Tensor attention_softmax_dropout_backward(const Tensor& g_in, const Tensor& y, const Tensor& keep,
+                                          double scale, double p) {
+  // Row by row, each element of g is read before it is written: in place when possible.
+  Tensor gx = reusable_gradient(g_in, y.shape());
+  Tensor g = g_in.contiguous();
+  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+  const int64_t row_bytes = keep_mask_bytes(width);
+  const uint8_t* k = keep.data<uint8_t>();
+  dispatch_float(y.dtype(), "attention softmax dropout backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    const T* yp = y.data<T>();
+    T* o = gx.data<T>();
+    const T s = static_cast<T>(scale), inv_keep = static_cast<T>(1.0 / (1.0 - p));
+    parallel_for(rows, width, [&](int64_t r) {
+      const T* gr = gp + r * width;
+      const T* yr = yp + r * width;
+      T* orow = o + r * width;
+      apply_keep_bits<T>(k + r * row_bytes, width, inv_keep, gr, orow);  // gy, in the output
+      const T dot = rows::dot(static_cast<const T*>(orow), yr, width);
+      for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (orow[c] - dot);
+    });
+  });
+  return gx;
+}
+
+namespace {
+
 struct AttentionSoftmaxDropoutBackward : Node {
   double scale = 1.0, p = 0.0;
   const char* name() const override { return "AttentionSoftmaxDropoutBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor y = saved(0), keep = saved(1);
-    // Row by row, each element of g is read before it is written: in place when possible.
-    Tensor gx = reusable_gradient(g_in, y.shape());
-    Tensor g = g_in.contiguous();
-    const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
-    const int64_t row_bytes = keep_mask_bytes(width);
-    const uint8_t* k = keep.data<uint8_t>();
-    dispatch_float(y.dtype(), "attention softmax dropout backward", [&]<typename T>() {
-      const T* gp = g.data<T>();
-      const T* yp = y.data<T>();
-      T* o = gx.data<T>();
-      const T s = static_cast<T>(scale), inv_keep = static_cast<T>(1.0 / (1.0 - p));
-      parallel_for(rows, width, [&](int64_t r) {
-        const T* gr = gp + r * width;
-        const T* yr = yp + r * width;
-        T* orow = o + r * width;
-        apply_keep_bits<T>(k + r * row_bytes, width, inv_keep, gr, orow);  // gy, in the output
-        const T dot = rows::dot(static_cast<const T*>(orow), yr, width);
-        for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (orow[c] - dot);
-      });
-    });
-    return {gx};
+  std::vector<Tensor> backward(const Tensor& g) override {
+    return {attention_softmax_dropout_backward(g, saved(0), saved(1), scale, p)};
   }
 };
 
-struct RowDropout {
-  double p = 0.0;
-  uint64_t seed = 0, offset = 0;
-};
+}  // namespace
 
-// softmax(scores * scale + mask), and with `drop` dropout after it: returns the dropped
-// probabilities and puts the undropped ones in *probs and the kept elements in *keep.
 Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tensor& mask,
                               bool causal, const RowDropout* drop, Tensor* probs, Tensor* keep) {
   HEED_CHECK(scores_in.dim() >= 2, "attention_softmax: scores must be [.., Tq, Tk], got {}",
@@ -256,8 +256,6 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
   if (probs) *probs = out;
   return dropped;
 }
-
-}  // namespace
 
 Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask, bool causal) {
   OpTimer timer("attention_softmax");

@@ -177,6 +177,15 @@ TEST(Gradcheck, AttentionSoftmaxDropoutFixedSeed) {
       },
       {param({2, 4, 4}, 47)});
 }
+TEST(Gradcheck, AttentionDropoutValuesFixedSeed) {
+  Tensor keep = from_vector<uint8_t>({1, 1, 1, 0}, {1, 1, 4});
+  expect_gradcheck(
+      [keep](const Inputs& x) {
+        Generator g(8);
+        return attention_dropout_values(x[0], x[1], 0.5, keep, true, 0.3, g);
+      },
+      {param({2, 4, 4}, 47), param({2, 4, 3}, 49)});
+}
 TEST(Gradcheck, CrossEntropy) {
   Tensor t = from_vector<int64_t>({2, 0, 1}, {3});
   expect_gradcheck([t](const Inputs& x) { return cross_entropy(x[0], t); }, {param({3, 4}, 46)});

@@ -68,7 +68,7 @@ TEST(EndToEnd, HeedProfilePrintsTheTimeOfEachOpAtTheEnd) {
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const size_t table = o.output.find("time per op over the run (HEED_PROFILE):");
   ASSERT_NE(table, std::string::npos) << o.output;
-  for (const char* op : {"LinearBackward", "linear", "attention_softmax_dropout", "layer_norm"}) {
+  for (const char* op : {"LinearBackward", "linear", "attention_dropout_values", "layer_norm"}) {
     EXPECT_NE(o.output.find(op, table), std::string::npos) << op;
   }
   // Off by default: no table.

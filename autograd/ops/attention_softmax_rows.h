@@ -1,0 +1,29 @@
+#pragma once
+// The kernels under attention_softmax_dropout, shared with attention_dropout_values (the
+// same softmax and dropout, followed by the product with the values in one op).
+#include <cstdint>
+
+#include "autograd/tensor.h"
+
+namespace heed {
+
+// Dropout after the softmax: probability p, from the stream of (seed, offset) as dropout()
+// draws it.
+struct RowDropout {
+  double p = 0.0;
+  uint64_t seed = 0, offset = 0;
+};
+
+// softmax(scores * scale + mask), and with `drop` dropout after it: returns the dropped
+// probabilities and puts the undropped ones in *probs and the kept elements (a row of bits
+// per row of scores) in *keep. No autograd.
+Tensor attention_softmax_rows(const Tensor& scores, double scale, const Tensor& mask, bool causal,
+                              const RowDropout* drop, Tensor* probs, Tensor* keep);
+
+// The gradient of the scores from the gradient g of the dropped probabilities, the undropped
+// ones y and the keep bits: gx = scale * y * (gy - sum(gy * y)) per row with
+// gy = g * keep / (1 - p). Written over g when nothing else holds it. No autograd.
+Tensor attention_softmax_dropout_backward(const Tensor& g, const Tensor& y, const Tensor& keep,
+                                          double scale, double p);
+
+}  // namespace heed

@@ -1,0 +1,120 @@
+// Attention's dropped probabilities times the values, as one op whose backward recomputes the
+// dropped probabilities (from the undropped ones and the keep bits, which the softmax's
+// backward needs anyway) instead of holding them from forward to backward: one [B, h, Tq, Tk]
+// tensor less per layer in memory at the end of forward (8 MB per BERT-small layer in f32).
+#include <algorithm>
+#include <type_traits>
+
+#include "autograd/grad_mode.h"
+#include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/dropout_draws.h"
+#include "autograd/kernels/parallel.h"
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "autograd/ops/attention_softmax_rows.h"
+#include "autograd/ops/matmul_impl.h"
+#include "autograd/profile.h"
+
+namespace heed {
+namespace {
+
+// y * keep / (1 - p), by the same multiplications as forward's dropout (so the same bits),
+// in y's type or rounded to bf16 for a bf16 product.
+Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_bf16) {
+  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+  const int64_t row_bytes = keep_mask_bytes(width);
+  const uint8_t* bits = keep.data<uint8_t>();
+  Tensor out = Tensor::empty(y.shape(), to_bf16 ? DType::bf16 : y.dtype());
+  dispatch_float(y.dtype(), "attention dropout recompute", [&]<typename T>() {
+    const T* yp = y.data<T>();
+    const T inv_keep = static_cast<T>(1.0 / (1.0 - p));
+    parallel_for(rows, width, [&](int64_t r) {
+      const T* yr = yp + r * width;
+      const uint8_t* row_bits = bits + r * row_bytes;
+      if constexpr (std::is_same_v<T, float>) {
+        if (to_bf16) {
+          constexpr int64_t kChunk = 1024;  // a multiple of 8: chunks start on a byte of bits
+          float dropped[kChunk];
+          bf16* orow = out.data<bf16>() + r * width;
+          for (int64_t c0 = 0; c0 < width; c0 += kChunk) {
+            const int64_t n = std::min(kChunk, width - c0);
+            apply_keep_bits<float>(row_bits + c0 / 8, n, inv_keep, yr + c0, dropped);
+            for (int64_t c = 0; c < n; ++c) orow[c0 + c].bits = bf16_bits_of(dropped[c]);
+          }
+          return;
+        }
+      }
+      apply_keep_bits<T>(row_bits, width, inv_keep, yr, out.data<T>() + r * width);
+    });
+  });
+  return out;
+}
+
+struct AttentionDropoutValuesBackward : Node {
+  double scale = 1.0, p = 0.0;
+  DType v_dtype = DType::f32;  // of v as given (saved(2) may be its bf16 copy)
+  const char* name() const override { return "AttentionDropoutValuesBackward"; }
+  std::vector<Tensor> backward(const Tensor& g_in) override {
+    Tensor y = saved(0), keep = saved(1), v = saved(2);
+    const bool bf16 = v.dtype() == DType::bf16;
+    // Both products read g: round it once when they run in bf16.
+    Tensor g = bf16 && g_in.dtype() == DType::f32 ? to_bf16_keep_layout(g_in) : g_in;
+    Tensor g_scores, g_v;
+    if (next_edges[1]) {
+      // d(dropped . v)/dv = dropped^T . g; the dropped probabilities live only for this product.
+      g_v = matmul(recompute_dropped(y, keep, p, bf16).transpose(-1, -2), g);
+      if (g_v.dtype() != v_dtype) g_v = g_v.to(v_dtype);
+    }
+    if (next_edges[0]) {
+      g_scores =
+          attention_softmax_dropout_backward(matmul(g, v.transpose(-1, -2)), y, keep, scale, p);
+    }
+    return {g_scores, g_v};
+  }
+};
+
+}  // namespace
+
+Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double scale,
+                                const Tensor& mask, bool causal, double p, Generator& generator,
+                                Tensor* probs) {
+  OpTimer timer("attention_dropout_values");
+  HEED_CHECK(p >= 0.0 && p < 1.0, "attention_dropout_values: probability must be in [0, 1), got {}",
+             p);
+  HEED_CHECK(scores.dim() >= 2 && v.dim() == scores.dim() && v.size(-2) == scores.size(-1) &&
+                 std::equal(v.shape().begin(), v.shape().end() - 2, scores.shape().begin()),
+             "attention_dropout_values: scores {} and values {} must be [.., Tq, Tk] and "
+             "[.., Tk, d] with the same leading dims",
+             scores.shape_str(), v.shape_str());
+  if (p == 0.0) {
+    Tensor y = attention_softmax(scores, scale, mask, causal);
+    if (probs) *probs = y;
+    return matmul(y, v);
+  }
+  const RowDropout drop{p, generator.seed(),
+                        generator.reserve_blocks(dropout_blocks(scores.numel()))};
+  Tensor y, keep, out, v_operand = v;
+  {
+    NoGradGuard no_grad;
+    Tensor dropped = attention_softmax_rows(scores, scale, mask, causal, &drop, &y, &keep);
+    // As matmul would: a bf16 product rounds v once, and backward reuses that copy.
+    if (v.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16) {
+      v_operand = to_bf16_keep_layout(v);
+    }
+    out = matmul(dropped, v_operand);
+  }
+  if (probs) *probs = y;
+  if (needs_grad({&scores, &v})) {
+    auto node = std::make_shared<AttentionDropoutValuesBackward>();
+    node->scale = scale;
+    node->p = p;
+    node->v_dtype = v.dtype();
+    node->save(y);
+    node->save(keep);
+    node->save_copy_of(v_operand, v);
+    attach_node(out, node, {scores, v});
+  }
+  return out;
+}
+
+}  // namespace heed

@@ -1,0 +1,116 @@
+// attention_dropout_values against the two ops it fuses (attention_softmax_dropout, then
+// matmul), and the memory it exists to save.
+#include <gtest/gtest.h>
+
+#include "autograd/allocator.h"
+#include "autograd/ops.h"
+#include "autograd/random.h"
+#include "support/test_util.h"
+
+using namespace heed;
+
+namespace {
+
+Tensor random_tensor(const Shape& shape, uint64_t seed, DType dtype) {
+  Generator g(seed);
+  return randn(shape, g, dtype);
+}
+
+struct PathResult {
+  Tensor out, probs, grad_scores, grad_v;
+};
+
+// Forward and backward of one path on fresh leaves, with a generator at a fixed state.
+PathResult run_path(bool fused, const Tensor& scores_in, const Tensor& v_in, const Tensor& mask,
+                    bool causal, const Tensor& weights) {
+  Tensor scores = scores_in.clone(), v = v_in.clone();
+  scores.set_requires_grad(true);
+  v.set_requires_grad(true);
+  Generator g(5);
+  g.reserve_blocks(3);
+  PathResult r;
+  r.out = fused ? attention_dropout_values(scores, v, 0.3, mask, causal, 0.2, g, &r.probs)
+                : matmul(attention_softmax_dropout(scores, 0.3, mask, causal, 0.2, g, &r.probs), v);
+  sum(mul(r.out, weights)).backward();
+  r.grad_scores = scores.grad();
+  r.grad_v = v.grad();
+  return r;
+}
+
+void expect_same_bits(const Tensor& a, const Tensor& b, const char* what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>()) << what;
+}
+
+}  // namespace
+
+TEST(AttentionDropoutValues, GivesTheSameBitsAsSoftmaxDropoutThenMatmul) {
+  // The same products on the same operands (the dropped probabilities recomputed by the same
+  // multiplications), so forward and both gradients agree to the bit: f32, f64 and bf16
+  // products; rows of 37 keys straddle Philox blocks and bytes of keep bits; a padding mask
+  // and the causal cut remove keys.
+  std::vector<uint8_t> keep(37, 1);
+  keep[3] = keep[20] = 0;
+  Tensor mask = from_vector<uint8_t>(keep, {1, 1, 1, 37});
+  for (MatmulPrecision precision : {MatmulPrecision::f32, MatmulPrecision::bf16}) {
+    heed::testing::MatmulPrecisionScope scope(precision);
+    for (DType dtype : {DType::f32, DType::f64}) {
+      if (precision == MatmulPrecision::bf16 && dtype == DType::f64) continue;  // f64 stays f64
+      for (bool causal : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "bf16 products " << (precision == MatmulPrecision::bf16) << ", "
+                     << dtype_name(dtype) << ", causal " << causal);
+        Tensor scores = random_tensor({2, 3, 37, 37}, 31, dtype);
+        Tensor v = random_tensor({2, 3, 37, 8}, 32, dtype);
+        Tensor weights = random_tensor({2, 3, 37, 8}, 33, dtype);
+        PathResult fused = run_path(true, scores, v, mask, causal, weights);
+        PathResult unfused = run_path(false, scores, v, mask, causal, weights);
+        expect_same_bits(fused.out, unfused.out, "output");
+        expect_same_bits(fused.probs, unfused.probs, "probabilities");
+        expect_same_bits(fused.grad_scores, unfused.grad_scores, "gradient of the scores");
+        expect_same_bits(fused.grad_v, unfused.grad_v, "gradient of the values");
+      }
+    }
+  }
+}
+
+TEST(AttentionDropoutValues, HoldsOneProbabilityTensorLessUntilBackward) {
+  // What stays allocated after forward: the unfused pair keeps the dropped probabilities for
+  // the product's backward; the fused op does not.
+  const Shape shape{2, 4, 64, 64};
+  const size_t probability_bytes = 2 * 4 * 64 * 64 * sizeof(float);
+  Tensor scores = random_tensor(shape, 41, DType::f32),
+         v = random_tensor({2, 4, 64, 16}, 42, DType::f32);
+  scores.set_requires_grad(true);
+  size_t held[2];
+  for (bool fused : {false, true}) {
+    Generator g(6);
+    const size_t before = allocator_stats().allocated_bytes;
+    Tensor out = fused
+                     ? attention_dropout_values(scores, v, 0.25, Tensor(), false, 0.1, g)
+                     : matmul(attention_softmax_dropout(scores, 0.25, Tensor(), false, 0.1, g), v);
+    held[fused] = allocator_stats().allocated_bytes - before;
+  }
+  EXPECT_EQ(held[false] - held[true], probability_bytes);
+}
+
+TEST(AttentionDropoutValues, NoDropoutIsSoftmaxThenMatmul) {
+  Tensor scores = random_tensor({1, 2, 5, 5}, 51, DType::f64);
+  Tensor v = random_tensor({1, 2, 5, 3}, 52, DType::f64);
+  Generator g(7);
+  Tensor probs;
+  Tensor out = attention_dropout_values(scores, v, 0.5, Tensor(), true, 0.0, g, &probs);
+  expect_same_bits(out, matmul(attention_softmax(scores, 0.5, Tensor(), true), v), "output");
+  expect_same_bits(probs, attention_softmax(scores, 0.5, Tensor(), true), "probabilities");
+}
+
+TEST(AttentionDropoutValues, RejectsValuesThatDoNotMatchTheScores) {
+  Generator g(8);
+  Tensor scores = random_tensor({1, 2, 5, 5}, 61, DType::f32);
+  EXPECT_THROW(attention_dropout_values(scores, random_tensor({1, 2, 4, 3}, 62, DType::f32), 0.5,
+                                        Tensor(), false, 0.1, g),
+               Error);
+  EXPECT_THROW(attention_dropout_values(scores, random_tensor({1, 3, 5, 3}, 63, DType::f32), 0.5,
+                                        Tensor(), false, 0.1, g),
+               Error);
+}
