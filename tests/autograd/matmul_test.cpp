@@ -2,6 +2,7 @@
 // combination, batched, broadcast, with bias; bf16 within bf16's precision.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <dnnl.hpp>
 #include <utility>
@@ -34,6 +35,13 @@ Tensor reference(const Tensor& a, const Tensor& b, const Tensor& bias = Tensor()
   matmul_reference<double>(lead(a64), lead(b64), bias.defined() ? bias.to(DType::f64) : Tensor(),
                            out);
   return out;
+}
+
+// |t| elementwise, in f64.
+Tensor magnitudes(const Tensor& t) {
+  std::vector<double> v = t.to_vector<double>();
+  for (double& x : v) x = std::abs(x);
+  return from_vector<double>(v, t.shape());
 }
 
 Tensor rand(const Shape& s, uint64_t seed) {
@@ -241,6 +249,64 @@ TEST(Matmul, LinearWithManyRowsMatchesTheF64PathForwardAndBackward) {
       scale = std::max(scale, std::abs(want[j]));
     }
     EXPECT_LT(worst, 1e-5 * scale) << "gradient " << i;
+  }
+}
+
+TEST(Matmul, TransposedProductMatchesTheReference) {
+  std::vector<DType> types{DType::f32};
+  if (onednn_bf16_matmul_available()) types.push_back(DType::bf16);
+  for (DType type : types) {
+    for (auto [N, M, K] : {std::array<int64_t, 3>{1, 3, 5},
+                           {37, 5, 13},
+                           {300, 64, 40},
+                           {2048, 512, 100},
+                           {129, 1024, 512}}) {
+      Tensor a = rand({N, M}, 40).to(type), b = rand({N, K}, 41).to(type);
+      Tensor out = Tensor::empty({M, K}, DType::f32);
+      ASSERT_TRUE(onednn_transposed_product(a, b, out)) << N << " " << M << " " << K;
+      // bf16 operands: the product of the rounded values, summed in f32. An f32 sum of N
+      // terms is within N * 2^-24 * sum(|term|) of the exact one, in any order.
+      const Tensor a32 = a.to(DType::f32), b32 = b.to(DType::f32);
+      const std::vector<double> got = out.to_vector<double>(),
+                                want = reference(a32.transpose(0, 1), b32).to_vector<double>(),
+                                magnitude =
+                                    reference(magnitudes(a32).transpose(0, 1), magnitudes(b32))
+                                        .to_vector<double>();
+      int wrong = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        wrong += std::abs(got[i] - want[i]) > N * std::ldexp(1.0, -24) * magnitude[i];
+      }
+      EXPECT_EQ(wrong, 0) << dtype_name(type) << " N=" << N << " M=" << M << " K=" << K;
+    }
+  }
+  // From 2,048 rows of the result the packed matmul runs instead: nothing is written here.
+  Tensor out = Tensor::empty({2048, 8}, DType::f32);
+  EXPECT_FALSE(onednn_transposed_product(rand({16, 2048}, 42), rand({16, 8}, 43), out));
+}
+
+TEST(Matmul, LinearWeightGradientInBothLayoutsMatchesTheF64Path) {
+  // Fewer than 2,048 outputs: the weight gradient runs as oneDNN's inner-product gradient.
+  const int64_t rows = 300, in = 48, out = 40;
+  Tensor r = rand({rows, out}, 44);
+  for (WeightLayout layout : {WeightLayout::out_in, WeightLayout::in_out}) {
+    const bool out_in = layout == WeightLayout::out_in;
+    auto weight_grad = [&](DType type) {
+      Tensor x = rand({rows, in}, 45).to(type);
+      Tensor w = (out_in ? rand({out, in}, 46) : rand({in, out}, 46)).to(type);
+      w.set_requires_grad(true);
+      sum(mul(linear(x, w, Tensor(), layout), r.to(type))).backward();
+      return w.grad();
+    };
+    Tensor fast = weight_grad(DType::f32), exact = weight_grad(DType::f64);
+    ASSERT_EQ(fast.shape(), exact.shape());
+    // Relative to the largest element, as in the test above: each element sums 300 products.
+    std::vector<double> got = fast.to_vector<double>(), want = exact.to_vector<double>();
+    double worst = 0, scale = 0;
+    for (size_t j = 0; j < got.size(); ++j) {
+      worst = std::max(worst, std::abs(got[j] - want[j]));
+      scale = std::max(scale, std::abs(want[j]));
+    }
+    EXPECT_LT(worst, 1e-5 * scale) << "out_in=" << out_in;
   }
 }
 
