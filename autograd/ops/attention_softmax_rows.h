@@ -12,6 +12,9 @@ namespace heed {
 struct RowDropout {
   double p = 0.0;
   uint64_t seed = 0, offset = 0;
+  // Write the dropped f32 probabilities rounded to bf16, for a bf16 product that would
+  // otherwise round them in a pass of its own.
+  bool bf16_output = false;
 };
 
 // softmax(scores * scale + mask), and with `drop` dropout after it: returns the dropped

@@ -91,16 +91,15 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
     if (probs) *probs = y;
     return matmul(y, v);
   }
+  const bool bf16_product = v.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16;
   const RowDropout drop{p, generator.seed(),
-                        generator.reserve_blocks(dropout_blocks(scores.numel()))};
+                        generator.reserve_blocks(dropout_blocks(scores.numel())), bf16_product};
   Tensor y, keep, out, v_operand = v;
   {
     NoGradGuard no_grad;
     Tensor dropped = attention_softmax_rows(scores, scale, mask, causal, &drop, &y, &keep);
     // As matmul would: a bf16 product rounds v once, and backward reuses that copy.
-    if (v.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16) {
-      v_operand = to_bf16_keep_layout(v);
-    }
+    if (bf16_product) v_operand = to_bf16_keep_layout(v);
     out = matmul(dropped, v_operand);
   }
   if (probs) *probs = y;

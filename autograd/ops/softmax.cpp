@@ -3,6 +3,7 @@
 // it in the same pass when training (attention_softmax_dropout).
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/dropout_draws.h"
@@ -189,14 +190,16 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
   Tensor dropped = out;
   uint8_t* kept = nullptr;
   if (drop) {
-    dropped = Tensor::empty(shape, scores.dtype());
+    const bool to_bf16 = drop->bf16_output && scores.dtype() == DType::f32;
+    dropped = Tensor::empty(shape, to_bf16 ? DType::bf16 : scores.dtype());
     *keep = Tensor::empty({rows, keep_mask_bytes(tk)}, DType::u8);  // a row of bits per row
     kept = keep->data<uint8_t>();
   }
   dispatch_float(scores.dtype(), "attention_softmax", [&]<typename T>() {
     const T* x = scores.data<T>();
     T* o = out.data<T>();
-    T* dropped_data = dropped.data<T>();
+    T* dropped_data = dropped.dtype() == scores.dtype() ? dropped.data<T>() : nullptr;
+    bf16* dropped_bf16 = dropped.dtype() == DType::bf16 ? dropped.data<bf16>() : nullptr;
     const T s = static_cast<T>(scale);
     const T* add_mask = mask.defined() && !bool_mask ? mask.data<T>() : nullptr;
     const uint8_t* keep_mask = bool_mask ? mask.data<uint8_t>() : nullptr;
@@ -209,8 +212,19 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
       for (int64_t c0 = 0; c0 < tk; c0 += kMaxDropoutDraws) {
         const int64_t count = std::min(tk - c0, kMaxDropoutDraws);
         dropout_draws(drop->seed, drop->offset, r * tk + c0, count, draws);
+        uint8_t* keep_bits = kept + r * keep_mask_bytes(tk) + c0 / 8;
+        if constexpr (std::is_same_v<T, float>) {
+          if (dropped_bf16) {  // rounded as the product's own conversion would round them
+            float unrounded[kMaxDropoutDraws];
+            apply_dropout_draws<float>(draws, count, threshold, inv_keep, probs_row + c0, unrounded,
+                                       keep_bits);
+            bf16* out = dropped_bf16 + r * tk + c0;
+            for (int64_t c = 0; c < count; ++c) out[c].bits = bf16_bits_of(unrounded[c]);
+            continue;
+          }
+        }
         apply_dropout_draws<T>(draws, count, threshold, inv_keep, probs_row + c0,
-                               dropped_data + r * tk + c0, kept + r * keep_mask_bytes(tk) + c0 / 8);
+                               dropped_data + r * tk + c0, keep_bits);
       }
     };
     parallel_for(rows, tk, [&](int64_t r) {
