@@ -96,6 +96,11 @@ enum class WeightLayout { out_in, in_out };
 // x [.., in] -> [.., out]; the bias is added by the oneDNN primitive.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
               WeightLayout layout = WeightLayout::out_in);
+// gelu(linear(x, weight, bias, layout), approximation) with the same results, as one op: its
+// backward applies GELU's derivative in the pass that sums the bias gradient (and rounds the
+// gradient for bf16 products), instead of writing that gradient in f32 and reading it back.
+Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                   GeluApproximation approximation, WeightLayout layout = WeightLayout::out_in);
 
 // Which precision f32 matrix products use: f32, or bf16 inputs with f32 accumulation.
 enum class MatmulPrecision { f32, bf16 };

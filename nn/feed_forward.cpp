@@ -16,7 +16,19 @@ FeedForward::FeedForward(const FeedForwardOptions& opts, Generator& init,
 }
 
 Tensor FeedForward::forward(const Tensor& x) const {
-  return dropout->forward(out_proj->forward(activate(in_proj->forward(x), options.activation)));
+  Tensor hidden;
+  const bool gelu =
+      options.activation == Activation::gelu || options.activation == Activation::gelu_tanh;
+  if (gelu && in_proj->bias.defined()) {
+    // One op: GELU's backward runs inside the projection's bias-gradient pass.
+    hidden = linear_gelu(x, in_proj->weight, in_proj->bias,
+                         options.activation == Activation::gelu_tanh ? GeluApproximation::tanh
+                                                                     : GeluApproximation::none,
+                         in_proj->layout);
+  } else {
+    hidden = activate(in_proj->forward(x), options.activation);
+  }
+  return dropout->forward(out_proj->forward(hidden));
 }
 
 }  // namespace heed::nn

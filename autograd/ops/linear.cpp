@@ -8,53 +8,27 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/ops/linear_impl.h"
 #include "autograd/ops/matmul_impl.h"
 #include "autograd/profile.h"
 
 namespace heed {
 namespace {
 
-// Row blocks of the bias gradient's sums: fixed, so that the sums do not depend on the
-// thread count.
-constexpr int64_t kSumBlocks = 16;
-
-// Sums the rows of a contiguous [N, C] gradient in double: the bias gradient. With `rounded`,
-// the same pass also writes the gradient rounded to bf16 for the bf16 products (one read of
-// the gradient instead of two). Rows are read in order, in kSumBlocks blocks whose partial
-// sums are added last.
+// The bias gradient of a contiguous [N, C] gradient. With `rounded`, the same pass also writes
+// the gradient rounded to bf16 for the bf16 products (one read of the gradient instead of two).
 Tensor column_sums(const Tensor& g2, Tensor* rounded) {
   const int64_t rows = g2.size(0), cols = g2.size(1);
-  Tensor out = Tensor::empty({cols}, g2.dtype());
   if (rounded != nullptr) *rounded = Tensor::empty({rows, cols}, DType::bf16);
-  const int64_t blocks = std::min(rows, kSumBlocks);
-  Tensor partial = Tensor::empty({std::max<int64_t>(blocks, 1), cols}, DType::f64);
+  Tensor out;
   dispatch_float(g2.dtype(), "linear backward", [&]<typename T>() {
     const T* g = g2.data<T>();
-    double* sums = partial.data<double>();
-    uint16_t* bf16_out = nullptr;
-    if constexpr (std::is_same_v<T, float>) {
-      if (rounded != nullptr) bf16_out = reinterpret_cast<uint16_t*>(rounded->raw_data());
-    }
-    parallel_for(blocks, rows / std::max<int64_t>(blocks, 1) * cols, [&](int64_t b) {
-      double* acc = sums + b * cols;
-      std::fill(acc, acc + cols, 0.0);
-      for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
-        const T* row = g + r * cols;
-        for (int64_t c = 0; c < cols; ++c) acc[c] += row[c];
-        if constexpr (std::is_same_v<T, float>) {
-          if (bf16_out != nullptr) {
-            uint16_t* row_out = bf16_out + r * cols;
-            for (int64_t c = 0; c < cols; ++c) row_out[c] = bf16_bits_of(row[c]);
-          }
-        }
+    const auto row_of = [&](int64_t r, T*) { return g + r * cols; };
+    out = sum_gradient_rows<T>(rows, cols, row_of, [&](int64_t r, const T* row) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (rounded != nullptr) write_rounded_row(*rounded, r, row);
       }
     });
-    T* o = out.data<T>();
-    for (int64_t c = 0; c < cols; ++c) {
-      double total = 0.0;
-      for (int64_t b = 0; b < blocks; ++b) total += sums[b * cols + c];
-      o[c] = static_cast<T>(total);
-    }
   });
   return out;
 }
@@ -103,35 +77,42 @@ struct LinearBackward : Node {
     } else if (bf16_products) {
       g_operand = to_bf16_keep_layout(g2);
     }
-    const bool out_in = layout == WeightLayout::out_in;
-    if (next_edges[0]) gx = product(g_operand, out_in ? w : w.transpose(0, 1)).reshape(x_shape);
-    if (next_edges[1]) {
-      gw = out_in ? weight_gradient(g_operand, x2) : weight_gradient(x2, g_operand);
-    }
+    linear_gradient_products(g_operand, x2, w, layout, x_shape, next_edges[0] ? &gx : nullptr,
+                             next_edges[1] ? &gw : nullptr);
     return {gx, gw, gb};
   }
 };
 
 }  // namespace
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightLayout layout) {
-  OpTimer timer("linear");
+void linear_gradient_products(const Tensor& g_operand, const Tensor& x_operand,
+                              const Tensor& weight, WeightLayout layout, const Shape& x_shape,
+                              Tensor* gx, Tensor* gw) {
+  const bool out_in = layout == WeightLayout::out_in;
+  if (gx) *gx = product(g_operand, out_in ? weight : weight.transpose(0, 1)).reshape(x_shape);
+  if (gw) {
+    *gw = out_in ? weight_gradient(g_operand, x_operand) : weight_gradient(x_operand, g_operand);
+  }
+}
+
+Tensor linear_product(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                      WeightLayout layout, const char* op, Tensor* x_operand) {
   const bool out_in = layout == WeightLayout::out_in;
   const char* layout_name = out_in ? "[out, in]" : "[in, out]";
-  HEED_CHECK(weight.dim() == 2, "linear: weight must be {}, got {}", layout_name,
+  HEED_CHECK(weight.dim() == 2, "{}: weight must be {}, got {}", op, layout_name,
              weight.shape_str());
   const int64_t in_features = weight.size(out_in ? 1 : 0);
   const int64_t out_features = weight.size(out_in ? 0 : 1);
   HEED_CHECK(x.dim() >= 1 && x.size(-1) == in_features,
-             "linear: input {} does not match weight {} = {}", x.shape_str(), layout_name,
+             "{}: input {} does not match weight {} = {}", op, x.shape_str(), layout_name,
              weight.shape_str());
   HEED_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out_features),
-             "linear: bias {} does not match weight {}", bias.shape_str(), weight.shape_str());
+             "{}: bias {} does not match weight {}", op, bias.shape_str(), weight.shape_str());
   HEED_CHECK(x.dtype() == weight.dtype() && (!bias.defined() || bias.dtype() == x.dtype()),
-             "linear: dtypes differ: input {}, weight {}", x.dtype(), weight.dtype());
-  HEED_CHECK(x.dtype() == DType::f32 || x.dtype() == DType::f64,
-             "linear: expected f32 or f64, got {}", x.dtype());
-  Tensor x2;
+             "{}: dtypes differ: input {}, weight {}", op, x.dtype(), weight.dtype());
+  HEED_CHECK(x.dtype() == DType::f32 || x.dtype() == DType::f64, "{}: expected f32 or f64, got {}",
+             op, x.dtype());
+  Tensor& x2 = *x_operand;
   {
     NoGradGuard no_grad;
     x2 = x.contiguous().reshape({-1, x.size(-1)});
@@ -149,6 +130,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightL
     matmul_into(x2, out_in ? weight.transpose(0, 1) : weight,
                 bias.defined() ? bias.contiguous() : bias, out2, /*pack_b=*/true);
   }
+  return out;
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightLayout layout) {
+  OpTimer timer("linear");
+  Tensor x2;
+  Tensor out = linear_product(x, weight, bias, layout, "linear", &x2);
   std::vector<Tensor> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
   if (needs_grad(inputs)) {

@@ -186,6 +186,18 @@ TEST(Gradcheck, AttentionDropoutValuesFixedSeed) {
       },
       {param({2, 4, 4}, 47), param({2, 4, 3}, 49)});
 }
+TEST(Gradcheck, LinearGelu) {
+  for (GeluApproximation approximation : {GeluApproximation::none, GeluApproximation::tanh}) {
+    expect_gradcheck(
+        [approximation](const Inputs& x) { return linear_gelu(x[0], x[1], x[2], approximation); },
+        {param({2, 3, 4}, 50), param({5, 4}, 51), param({5}, 52)});
+    expect_gradcheck(
+        [approximation](const Inputs& x) {
+          return linear_gelu(x[0], x[1], x[2], approximation, WeightLayout::in_out);
+        },
+        {param({3, 4}, 53), param({4, 5}, 54), param({5}, 55)});
+  }
+}
 TEST(Gradcheck, CrossEntropy) {
   Tensor t = from_vector<int64_t>({2, 0, 1}, {3});
   expect_gradcheck([t](const Inputs& x) { return cross_entropy(x[0], t); }, {param({3, 4}, 46)});
