@@ -8,13 +8,10 @@
 #include "support/test_util.h"
 
 using namespace heed;
+using heed::testing::expect_same_bits;
+using heed::testing::random_tensor;
 
 namespace {
-
-Tensor random_tensor(const Shape& shape, uint64_t seed, DType dtype) {
-  Generator g(seed);
-  return randn(shape, g, dtype);
-}
 
 struct PathResult {
   Tensor out, probs, grad_scores, grad_v;
@@ -35,11 +32,6 @@ PathResult run_path(bool fused, const Tensor& scores_in, const Tensor& v_in, con
   r.grad_scores = scores.grad();
   r.grad_v = v.grad();
   return r;
-}
-
-void expect_same_bits(const Tensor& a, const Tensor& b, const char* what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>()) << what;
 }
 
 }  // namespace

@@ -6,13 +6,10 @@
 #include "support/test_util.h"
 
 using namespace heed;
+using heed::testing::expect_same_bits;
+using heed::testing::random_tensor;
 
 namespace {
-
-Tensor random_tensor(const Shape& shape, uint64_t seed, DType dtype) {
-  Generator g(seed);
-  return randn(shape, g, dtype);
-}
 
 struct Gradients {
   Tensor out, next_out, x, weight, bias, next_weight;
@@ -36,11 +33,6 @@ Gradients run_path(bool fused, const Tensor& x_in, const Tensor& w_in, const Ten
   r.bias = b.grad();
   r.next_weight = w2.grad();
   return r;
-}
-
-void expect_same_bits(const Tensor& a, const Tensor& b, const char* what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>()) << what;
 }
 
 }  // namespace

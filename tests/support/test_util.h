@@ -33,6 +33,18 @@ inline void expect_gradcheck(const std::function<Tensor(const std::vector<Tensor
   EXPECT_GT(r.checked, 0);
 }
 
+// A tensor of N(0, 1) values of `dtype` (no grad), the same for the same seed.
+inline Tensor random_tensor(const Shape& shape, uint64_t seed, DType dtype) {
+  Generator g(seed);
+  return randn(shape, g, dtype);
+}
+
+// For fused ops that promise the unfused path's results exactly.
+inline void expect_same_bits(const Tensor& a, const Tensor& b, const char* what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>()) << what;
+}
+
 // Largest |a - b| / max(1, |b|) over all elements.
 inline double max_relative_error(const Tensor& a, const Tensor& b) {
   std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
