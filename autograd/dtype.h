@@ -80,6 +80,11 @@ inline uint16_t bf16_bits_of(float f) {
   return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
 }
 
+// src[0, n) rounded to bf16 into dst: a loop that vectorises where it is inlined.
+inline void round_to_bf16(const float* __restrict src, int64_t n, bf16* __restrict dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i].bits = bf16_bits_of(src[i]);
+}
+
 template <typename T>
 constexpr DType dtype_of();
 template <>

@@ -39,7 +39,7 @@ Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_
           for (int64_t c0 = 0; c0 < width; c0 += kChunk) {
             const int64_t n = std::min(kChunk, width - c0);
             apply_keep_bits<float>(row_bits + c0 / 8, n, inv_keep, yr + c0, dropped);
-            for (int64_t c = 0; c < n; ++c) orow[c0 + c].bits = bf16_bits_of(dropped[c]);
+            round_to_bf16(dropped, n, orow + c0);
           }
           return;
         }

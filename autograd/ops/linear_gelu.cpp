@@ -111,10 +111,8 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
       }
       if constexpr (std::is_same_v<T, float>) {
         if (keep_bf16) {
-          bf16* r = h_saved.data<bf16>();
-          for (int64_t i = begin; i < end; ++i) r[i].bits = bf16_bits_of(hp[i]);
-          bf16* o_rounded = static_cast<bf16*>(out_rounded->data());
-          for (int64_t i = begin; i < end; ++i) o_rounded[i].bits = bf16_bits_of(o[i]);
+          round_to_bf16(hp + begin, end - begin, h_saved.data<bf16>() + begin);
+          round_to_bf16(o + begin, end - begin, static_cast<bf16*>(out_rounded->data()) + begin);
         }
       }
     });

@@ -62,8 +62,7 @@ Tensor sum_gradient_rows(int64_t rows, int64_t cols, RowOf row_of, AfterRow afte
 // Writes row r of a bf16 [rows, cols] tensor from f32 `row`.
 inline void write_rounded_row(const Tensor& rounded, int64_t r, const float* row) {
   const int64_t cols = rounded.size(1);
-  bf16* out = rounded.data<bf16>() + r * cols;
-  for (int64_t c = 0; c < cols; ++c) out[c].bits = bf16_bits_of(row[c]);
+  round_to_bf16(row, cols, rounded.data<bf16>() + r * cols);
 }
 
 }  // namespace heed

@@ -218,8 +218,7 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
             float unrounded[kMaxDropoutDraws];
             apply_dropout_draws<float>(draws, count, threshold, inv_keep, probs_row + c0, unrounded,
                                        keep_bits);
-            bf16* out = dropped_bf16 + r * tk + c0;
-            for (int64_t c = 0; c < count; ++c) out[c].bits = bf16_bits_of(unrounded[c]);
+            round_to_bf16(unrounded, count, dropped_bf16 + r * tk + c0);
             continue;
           }
         }
