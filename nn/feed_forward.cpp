@@ -16,6 +16,10 @@ FeedForward::FeedForward(const FeedForwardOptions& opts, Generator& init,
 }
 
 Tensor FeedForward::forward(const Tensor& x) const {
+  return dropout->forward(project(x));
+}
+
+Tensor FeedForward::project(const Tensor& x) const {
   Tensor hidden;
   const bool gelu =
       options.activation == Activation::gelu || options.activation == Activation::gelu_tanh;
@@ -28,7 +32,7 @@ Tensor FeedForward::forward(const Tensor& x) const {
   } else {
     hidden = activate(in_proj->forward(x), options.activation);
   }
-  return dropout->forward(out_proj->forward(hidden));
+  return out_proj->forward(hidden);
 }
 
 }  // namespace heed::nn
