@@ -145,19 +145,6 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
 // kept ones are stored as a bit each for backward.
 Tensor dropout(const Tensor& a, double p, bool training, Generator& generator);
 
-// A residual sum with dropout on the block's output h (same shape as x), in one pass:
-// add(x, dropout(h, p, training, generator)) with the same draws, bits and gradients (the
-// residual of a pre-LN layer).
-Tensor residual_dropout(const Tensor& x, const Tensor& h, double p, bool training,
-                        Generator& generator);
-
-// layer_norm(add(x, dropout(h, p, training, generator)), weight, bias, eps) with the same
-// draws, bits and gradients (the residual of a post-LN layer): forward never writes the dropped
-// h, and backward applies the keep bits to LayerNorm's input gradient in the same row pass.
-Tensor residual_dropout_layer_norm(const Tensor& x, const Tensor& h, double p, bool training,
-                                   Generator& generator, const Tensor& weight, const Tensor& bias,
-                                   double eps);
-
 // Mean cross-entropy of logits [N, C] against class ids [N] (i64), over the targets that are
 // not `ignore_index`. Label smoothing as PyTorch defines it.
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100,

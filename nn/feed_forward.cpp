@@ -16,10 +16,6 @@ FeedForward::FeedForward(const FeedForwardOptions& opts, Generator& init,
 }
 
 Tensor FeedForward::forward(const Tensor& x) const {
-  return dropout->forward(project(x));
-}
-
-Tensor FeedForward::project(const Tensor& x) const {
   Tensor hidden;
   const bool gelu =
       options.activation == Activation::gelu || options.activation == Activation::gelu_tanh;
@@ -32,7 +28,7 @@ Tensor FeedForward::project(const Tensor& x) const {
   } else {
     hidden = activate(in_proj->forward(x), options.activation);
   }
-  return out_proj->forward(hidden);
+  return dropout->forward(out_proj->forward(hidden));
 }
 
 }  // namespace heed::nn

@@ -28,8 +28,6 @@ class FeedForward : public Module {
   FeedForward(const FeedForwardOptions& options, Generator& init,
               std::shared_ptr<Generator> dropout_generator);
   Tensor forward(const Tensor& x) const;
-  // out(act(in(x))) without the dropout, for a layer that applies `dropout` in its residual sum.
-  Tensor project(const Tensor& x) const;
 
   FeedForwardOptions options;
   std::shared_ptr<Linear> in_proj, out_proj;

@@ -9,17 +9,11 @@ std::shared_ptr<LayerNorm> make_norm(const LayerOptions& o) {
   return std::make_shared<LayerNorm>(o.attention.embed_dim, o.layer_norm_eps, o.attention.dtype);
 }
 
-// One residual block with the dropout on its output: post-LN computes
-// norm(x + dropout(block(x))), pre-LN x + dropout(block(norm(x))), each sum as one fused op.
+// One residual block: post-LN computes norm(x + block(x)); pre-LN computes x + block(norm(x)).
 template <typename Block>
-Tensor residual(const Tensor& x, const LayerNorm& norm, const Dropout& dropout, bool norm_first,
-                Block block) {
-  if (norm_first) {
-    return residual_dropout(x, block(norm.forward(x)), dropout.p, dropout.is_training(),
-                            *dropout.generator);
-  }
-  return residual_dropout_layer_norm(x, block(x), dropout.p, dropout.is_training(),
-                                     *dropout.generator, norm.weight, norm.bias, norm.eps);
+Tensor residual(const Tensor& x, const LayerNorm& norm, bool norm_first, Block block) {
+  if (norm_first) return add(x, block(norm.forward(x)));
+  return norm.forward(add(x, block(x)));
 }
 
 }  // namespace
@@ -41,14 +35,14 @@ EncoderLayer::EncoderLayer(const LayerOptions& opts, Generator& init,
 
 Tensor EncoderLayer::forward(const Tensor& x, const Tensor& padding_mask, bool causal,
                              Tensor* attention_probs, AttentionCache* cache) const {
-  Tensor h = residual(x, *attention_norm, *dropout, options.norm_first, [&](const Tensor& in) {
+  Tensor h = residual(x, *attention_norm, options.norm_first, [&](const Tensor& in) {
     AttentionOutput a =
         attention->forward(in, Tensor(), padding_mask, causal, attention_probs != nullptr, cache);
     if (attention_probs) *attention_probs = a.probs;
-    return a.output;
+    return dropout->forward(a.output);
   });
-  return residual(h, *final_norm, *feed_forward->dropout, options.norm_first,
-                  [&](const Tensor& in) { return feed_forward->project(in); });
+  return residual(h, *final_norm, options.norm_first,
+                  [&](const Tensor& in) { return feed_forward->forward(in); });
 }
 
 DecoderLayer::DecoderLayer(const LayerOptions& opts, Generator& init,
@@ -74,20 +68,20 @@ Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory, const Tensor
                              const Tensor& memory_mask, AttentionCache* self_cache,
                              AttentionCache* cross_cache, Tensor* self_probs,
                              Tensor* cross_probs) const {
-  Tensor h = residual(x, *self_attention_norm, *dropout, options.norm_first, [&](const Tensor& in) {
+  Tensor h = residual(x, *self_attention_norm, options.norm_first, [&](const Tensor& in) {
     AttentionOutput a = self_attention->forward(in, Tensor(), self_padding_mask, true,
                                                 self_probs != nullptr, self_cache);
     if (self_probs) *self_probs = a.probs;
-    return a.output;
+    return dropout->forward(a.output);
   });
-  h = residual(h, *cross_attention_norm, *dropout, options.norm_first, [&](const Tensor& in) {
+  h = residual(h, *cross_attention_norm, options.norm_first, [&](const Tensor& in) {
     AttentionOutput a = cross_attention->forward(in, memory, memory_mask, false,
                                                  cross_probs != nullptr, cross_cache);
     if (cross_probs) *cross_probs = a.probs;
-    return a.output;
+    return dropout->forward(a.output);
   });
-  return residual(h, *final_norm, *feed_forward->dropout, options.norm_first,
-                  [&](const Tensor& in) { return feed_forward->project(in); });
+  return residual(h, *final_norm, options.norm_first,
+                  [&](const Tensor& in) { return feed_forward->forward(in); });
 }
 
 }  // namespace heed::nn

@@ -1,7 +1,10 @@
 // LayerNorm over the last dim, fused: one pass computes mean and rstd per row (saved for
 // backward), a second writes the normalised, scaled and shifted output.
+#include <omp.h>
+
+#include <cmath>
+
 #include "autograd/kernels/dispatch.h"
-#include "autograd/kernels/layer_norm_rows.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
@@ -19,8 +22,50 @@ struct LayerNormBackward : Node {
     Tensor gx = Tensor::empty(x.shape(), x.dtype());
     Tensor gw = zeros({width}, x.dtype()), gb = zeros({width}, x.dtype());
     dispatch_float(x.dtype(), "layer_norm backward", [&]<typename T>() {
-      layer_norm_backward_rows<T>(x.data<T>(), g.data<T>(), w.data<T>(), stats.data<T>(), rows,
-                                  width, gx.data<T>(), gw.data<T>(), gb.data<T>(), [](int64_t) {});
+      const T* xp = x.data<T>();
+      const T* wp = w.data<T>();
+      const T* st = stats.data<T>();  // [rows, 2]: mean, rstd
+      const T* gp = g.data<T>();
+      T* gxp = gx.data<T>();
+      const bool parallel = rows * width > kParallelGrain;
+      const int threads = parallel ? omp_get_max_threads() : 1;
+      // Per-thread partial sums of the weight and bias gradients, added at the end.
+      std::vector<double> partial(static_cast<size_t>(threads) * 2 * width, 0.0);
+#pragma omp parallel num_threads(threads)
+      {
+        double* pw = partial.data() + static_cast<size_t>(omp_get_thread_num()) * 2 * width;
+        double* pb = pw + width;
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; ++r) {
+          const T* xr = xp + r * width;
+          const T* gr = gp + r * width;
+          T* out = gxp + r * width;
+          const T mean = st[2 * r], rstd = st[2 * r + 1];
+          T sum_dy = 0, sum_dy_xhat = 0;
+          for (int64_t c = 0; c < width; ++c) {
+            const T xhat = (xr[c] - mean) * rstd;
+            const T dy = gr[c] * wp[c];
+            sum_dy += dy;
+            sum_dy_xhat += dy * xhat;
+            pw[c] += gr[c] * xhat;
+            pb[c] += gr[c];
+          }
+          const T inv_n = T(1) / static_cast<T>(width);
+          for (int64_t c = 0; c < width; ++c) {
+            const T xhat = (xr[c] - mean) * rstd;
+            out[c] = rstd * (gr[c] * wp[c] - inv_n * sum_dy - xhat * inv_n * sum_dy_xhat);
+          }
+        }
+      }
+      T* gwp = gw.data<T>();
+      T* gbp = gb.data<T>();
+      for (int t = 0; t < threads; ++t) {
+        const double* pw = partial.data() + static_cast<size_t>(t) * 2 * width;
+        for (int64_t c = 0; c < width; ++c) {
+          gwp[c] += static_cast<T>(pw[c]);
+          gbp[c] += static_cast<T>(pw[width + c]);
+        }
+      }
     });
     return {gx, gw, gb};
   }
@@ -49,7 +94,17 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
     T* o = out.data<T>();
     T* st = stats.data<T>();
     parallel_for(rows, width, [&](int64_t r) {
-      layer_norm_row<T>(xp + r * width, width, wp, bp, eps, o + r * width, st + 2 * r);
+      const T* xr = xp + r * width;
+      T sum = 0;
+      for (int64_t c = 0; c < width; ++c) sum += xr[c];
+      const T mean = sum / static_cast<T>(width);
+      T sq = 0;
+      for (int64_t c = 0; c < width; ++c) sq += (xr[c] - mean) * (xr[c] - mean);
+      const T rstd = T(1) / std::sqrt(sq / static_cast<T>(width) + static_cast<T>(eps));
+      T* orow = o + r * width;
+      for (int64_t c = 0; c < width; ++c) orow[c] = (xr[c] - mean) * rstd * wp[c] + bp[c];
+      st[2 * r] = mean;
+      st[2 * r + 1] = rstd;
     });
   });
   if (needs_grad({&x_in, &weight, &bias})) {

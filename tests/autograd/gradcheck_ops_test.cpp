@@ -137,26 +137,6 @@ TEST(Gradcheck, LayerNorm) {
   expect_gradcheck([](const Inputs& x) { return layer_norm(x[0], x[1], x[2], 1e-5); },
                    {param({2, 3, 5}, 36), param({5}, 37), param({5}, 38)});
 }
-TEST(Gradcheck, ResidualDropoutLayerNormFixedSeed) {
-  // Rows of 8: the fused path (other widths compose dropout, add and layer_norm). p = 0 is the
-  // fused sum and LayerNorm without dropout.
-  for (double p : {0.3, 0.0}) {
-    expect_gradcheck(
-        [p](const Inputs& x) {
-          Generator g(9);
-          return residual_dropout_layer_norm(x[0], x[1], p, true, g, x[2], x[3], 1e-5);
-        },
-        {param({2, 3, 8}, 56), param({2, 3, 8}, 57), param({8}, 58), param({8}, 59)});
-  }
-}
-TEST(Gradcheck, ResidualDropoutFixedSeed) {
-  expect_gradcheck(
-      [](const Inputs& x) {
-        Generator g(10);
-        return residual_dropout(x[0], x[1], 0.3, true, g);
-      },
-      {param({3, 5}, 60), param({3, 5}, 61)});
-}
 TEST(Gradcheck, SoftmaxLastDim) {
   expect_gradcheck([](const Inputs& x) { return softmax(x[0], -1); }, {param({3, 4}, 39)});
 }
