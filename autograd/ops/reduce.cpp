@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "autograd/grad_mode.h"
+#include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
@@ -18,6 +19,33 @@ struct SumBackward : Node {
     return {scale == 1.0 ? contiguous(e) : mul(e, scale)};
   }
 };
+
+// True when `reduce` flags exactly the first one or more dims of a contiguous `a` and not all
+// of them (un-broadcasting a [B, T, C] gradient to [T, C]).
+bool reduces_leading_dims(const Tensor& a, const std::vector<bool>& reduce) {
+  const int64_t leading = std::find(reduce.begin(), reduce.end(), false) - reduce.begin();
+  return leading > 0 && leading < a.dim() &&
+         std::find(reduce.begin() + leading, reduce.end(), true) == reduce.end() &&
+         a.is_contiguous();
+}
+
+// reduce_sum's leading-dims case: out[j] = sum over r of a[r, j] for the `outer` rows of
+// `inner` elements. Each output's additions run in the general loop's order (r ascending, in
+// double), so the bits are the same, but along whole rows instead of one strided column per
+// output element.
+template <typename T>
+void sum_leading_rows(const T* x, int64_t outer, int64_t inner, T* out) {
+  constexpr int64_t kColumns = 512;
+  parallel_for((inner + kColumns - 1) / kColumns, outer * kColumns, [&](int64_t block) {
+    const int64_t j0 = block * kColumns, n = std::min(kColumns, inner - j0);
+    double acc[kColumns] = {};
+    for (int64_t r = 0; r < outer; ++r) {
+      const T* row = x + r * inner + j0;
+      for (int64_t j = 0; j < n; ++j) acc[j] += row[j];
+    }
+    for (int64_t j = 0; j < n; ++j) out[j0 + j] = static_cast<T>(acc[j]);
+  });
+}
 
 // Sums `a` over the dims flagged in `reduce`, into a contiguous tensor of the keepdim shape.
 // Accumulates in double; parallel over output elements.
@@ -41,6 +69,10 @@ Tensor reduce_sum(const Tensor& a, const std::vector<bool>& reduce) {
   dispatch_float(a.dtype(), "sum", [&]<typename T>() {
     const T* x = a.data<T>();
     T* o = out.data<T>();
+    if (reduces_leading_dims(a, reduce)) {
+      sum_leading_rows<T>(x, per_output, outputs, o);
+      return;
+    }
     parallel_for(outputs, per_output, [&](int64_t i) {
       int64_t base = 0, rest = i;
       for (int64_t d = static_cast<int64_t>(kept_shape.size()) - 1; d >= 0; --d) {

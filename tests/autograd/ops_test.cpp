@@ -303,3 +303,28 @@ TEST(Ops, SumToUndoesBroadcasting) {
   EXPECT_EQ(sum_to(g, {3, 1}).to_vector<float>(), (std::vector<float>{8, 8, 8}));
   EXPECT_EQ(sum_to(g, {4}).to_vector<float>(), (std::vector<float>{6, 6, 6, 6}));
 }
+
+TEST(Ops, SumOverLeadingDimsAddsEachColumnInOrderInDouble) {
+  // Summing whole rows (contiguous input, leading dims) and one strided column per output (the
+  // general loop, here on a transposed copy's view) must both add each output's elements in
+  // index order in double: compare with that sum written out. 40 x 2,000 splits over threads
+  // and into column blocks with a partial last one.
+  for (const Shape& shape : {Shape{40, 2000}, Shape{5, 4, 3, 10}, Shape{7, 3}}) {
+    SCOPED_TRACE(shape_str(shape));
+    Tensor x = rand32(shape, 91);
+    const int64_t inner = shape.back() * (shape.size() == 4 ? shape[2] : 1);
+    const int64_t outer = x.numel() / inner;
+    std::vector<float> v = x.to_vector<float>(), expected(static_cast<size_t>(inner));
+    for (int64_t j = 0; j < inner; ++j) {
+      double acc = 0.0;
+      for (int64_t r = 0; r < outer; ++r) acc += v[static_cast<size_t>(r * inner + j)];
+      expected[static_cast<size_t>(j)] = static_cast<float>(acc);
+    }
+    const Shape kept(shape.end() - (shape.size() == 4 ? 2 : 1), shape.end());
+    EXPECT_EQ(sum_to(x, kept).to_vector<float>(), expected);
+    // The same sums through the general loop: the leading dims last in memory.
+    Tensor moved = x.reshape({outer, inner}).transpose(0, 1).contiguous().transpose(0, 1);
+    ASSERT_FALSE(moved.is_contiguous());
+    EXPECT_EQ(sum_to(moved, {inner}).to_vector<float>(), expected);
+  }
+}
