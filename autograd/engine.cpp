@@ -40,6 +40,17 @@ bool accumulate_in_place(Node& node, const Tensor& grad,
   return node.accumulate_backward(grad, it->second);
 }
 
+// slot += grad, in place when nothing else holds slot's memory (no allocation, and the sum
+// lands in memory that was just written); else into a new tensor. The same bits either way.
+void add_gradient(Tensor& slot, const Tensor& grad) {
+  if (slot.sole_owner() && slot.is_contiguous() && slot.shape() == grad.shape() &&
+      slot.dtype() == grad.dtype()) {
+    slot.add_(grad);
+  } else {
+    slot = add(slot, grad);
+  }
+}
+
 }  // namespace
 
 void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph) {
@@ -95,7 +106,7 @@ void run_backward(const Tensor& root, const Tensor& grad_root, bool retain_graph
           slot = std::move(input_grads[i]);
         } else {
           OpTimer timer("(gradient sum)");
-          slot = add(slot, input_grads[i]);
+          add_gradient(slot, input_grads[i]);
         }
       }
       if (--dependencies[next.get()] == 0) ready.push_back(next);

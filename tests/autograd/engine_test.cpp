@@ -69,6 +69,28 @@ TEST(Engine, BackwardsWriteOverAGradientOnlyWhenNothingElseHoldsIt) {
   EXPECT_EQ(sum_ab.grad().to_vector<double>(), w);
 }
 
+TEST(Engine, FanInSumsInPlaceOnlyWhenNothingElseHoldsTheGradient) {
+  // a feeds an add (whose backward hands one gradient tensor to both a and b) and a product
+  // with itself; c's three gradients are held by nothing else and are summed in place. Values
+  // are small integers, exact in f32.
+  Tensor x = from_vector<float>({1, 2, -3}, {3});
+  x.set_requires_grad(true);
+  Tensor a = mul(x, 2.0), b = mul(x, 3.0);
+  Tensor c = mul(x, 1.0);
+  Tensor y = add(add(add(a, b), mul(a, a)), add(mul(c, 2.0), mul(c, c)));
+  sum(y).backward();
+  // dx = 2 (1 + 2a) + 3 + (2 + 2c) with a = 2x, c = x: 7 + 10x.
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{17, 27, -23}));
+  // add(d, d) hands the caller's seed itself to d twice: the sum must not go into the seed.
+  Tensor z = from_vector<float>({1, 2}, {2});
+  z.set_requires_grad(true);
+  Tensor d = mul(z, 2.0);
+  Tensor seed = from_vector<float>({1, -1}, {2});
+  add(d, d).backward(seed);
+  EXPECT_EQ(seed.to_vector<float>(), (std::vector<float>{1, -1}));
+  EXPECT_EQ(z.grad().to_vector<float>(), (std::vector<float>{4, -4}));
+}
+
 TEST(Engine, DeepGraphRunsBackwardAndIsFreedWithoutRecursion) {
   // 200k nodes: recursion in backward or in the destructors would overflow the stack.
   Tensor x = from_vector<double>({0.5}, {1});
