@@ -11,6 +11,7 @@
 #include "train/config/config.h"
 #include "train/config/pipeline.h"
 #include "train/distributed/world.h"
+#include "train/stop_signals.h"
 #include "train/training_checkpoint.h"
 
 namespace heed::train {
@@ -179,6 +180,7 @@ int run(const Arguments& args, const TrainerHooks& hooks) {
 }  // namespace
 
 int train_command(int argc, char** argv, const TrainerHooks& hooks) {
+  StopSignals::install();  // first, so that every thread started later inherits the mask
   CLI::App app("heed train: pretrain or fine-tune a Transformer from a YAML config");
   Arguments args;
   app.add_option("--config,-c", args.config_path,

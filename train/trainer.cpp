@@ -75,7 +75,7 @@ class Run {
     if (parallel_) start_parallel();
     if (world_.is_main()) report_.emplace(c_, *model_, log);
     write_report("running");
-    StopSignals signals;
+    StopSignals::run_begins();
     try {
       return train_loop();
     } catch (...) {

@@ -1,6 +1,6 @@
 // The `train` program end to end on the tiny configs: the loss falls, checkpoints hold what
 // they should, a run killed with SIGKILL and resumed matches an uninterrupted one bit for
-// bit, SIGTERM saves and exits cleanly, fine-tuning starts from a checkpoint, and bad
+// bit, SIGTERM and SIGUSR1 save and exit cleanly, fine-tuning starts from a checkpoint, and bad
 // configs exit with 2 and one line.
 #include <gtest/gtest.h>
 
@@ -216,6 +216,17 @@ TEST(EndToEnd, SigtermSavesACheckpointAndExitsCleanly) {
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_NE(o.output.find("saving a checkpoint at step 13"), std::string::npos) << o.output;
   EXPECT_TRUE(fs::exists(fs::path(out) / "checkpoint-13" / "trainer_state.json"));
+  EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint-200"));
+}
+
+// SIGUSR1 is what Open MPI's mpirun forwards to every rank unchanged: the same clean stop.
+TEST(EndToEnd, Sigusr1SavesACheckpointAndExitsCleanly) {
+  const std::string out = fresh_dir("sigusr1");
+  Outcome o = run_train(mlm_args(out), "HEED_FAULT_AFTER_STEP=7:USR1");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("received signal 10: saving a checkpoint at step 7"), std::string::npos)
+      << o.output;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "checkpoint-7" / "trainer_state.json"));
   EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint-200"));
 }
 
