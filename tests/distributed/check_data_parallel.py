@@ -286,8 +286,9 @@ def case_signal(r):
     """A stop request during training: every rank stops after the same step, rank 0 writes a
     checkpoint, it is whole (its manifest matches its files), and every process exits 0. Sent
     twice: SIGUSR1 to mpirun, which Open MPI forwards to every rank unchanged, and SIGTERM to
-    each rank, as a scheduler does (SLURM's scancel). SIGTERM to mpirun itself is not a clean
-    stop: Open MPI 4.1 then ends the ranks on its own schedule (train/stop_signals.h)."""
+    each rank, as a scheduler does (SLURM's scancel). SIGTERM to mpirun is left out: Open MPI
+    4.1 then kills the ranks two seconds later, so whether the checkpoint is written depends on
+    how long a step takes (train/stop_signals.h)."""
     for name, signum, to_ranks in [("usr1_to_mpirun", signal.SIGUSR1, False),
                                    ("term_to_ranks", signal.SIGTERM, True)]:
         out, args = r.command("configs/tiny/bert_mlm.yaml", name,
