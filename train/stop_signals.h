@@ -9,13 +9,14 @@
 //  - A second signal ends the process at once, as by default, for a user who will not wait;
 //    checkpoints are written whole or not at all, so the last one stays usable.
 //
-// The signals never interrupt a compute thread. oneDNN 2.6's f32 gemm kernels
-// (`x64:gemm:jit`, which the inner-product weight gradients use) point the stack pointer into a
-// malloc'd buffer while they run, so a handler run on such a thread has the kernel write its
-// signal frame into the heap below that buffer (seen as "corrupted size vs. prev_size" aborts
-// after a SIGTERM). install() therefore blocks the three signals before any other thread
-// exists, every thread started later inherits that mask, and one watcher thread takes the
-// signals with sigwait().
+// The signals never interrupt a compute thread. oneDNN 2.6's no-copy f32 gemm kernels
+// (jit_avx512_common_gemm_f32.cpp, jit_avx_gemm_f32.cpp; `x64:gemm:jit`, which the
+// inner-product weight gradients use) set the stack pointer to a workspace from posix_memalign
+// while they run, whenever a block of K exceeds what fits on the stack (84 rows with AVX-512).
+// A handler run on such a thread has the kernel write its ~3 KB signal frame into the heap below
+// that workspace (seen as "corrupted size vs. prev_size" aborts after a SIGTERM). install()
+// therefore blocks the three signals before any other thread exists, every thread started later
+// inherits that mask, and one watcher thread takes the signals with sigwait().
 //
 // Under Open MPI, send SIGUSR1 to mpirun: it forwards that to every rank unchanged. On SIGTERM
 // or SIGINT mpirun ends the job itself (SIGTERM to the ranks a second later, SIGKILL a second
