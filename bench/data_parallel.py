@@ -2,7 +2,7 @@
 """One process against `mpirun -np N`, through the real `train` program, at the same global batch.
 
     /usr/bin/python3 bench/data_parallel.py [--config configs/bert_mlm.yaml] [--steps 100]
-                                            [--repeats 3] [--ranks 2]
+                                            [--repeats 3] [--ranks 2] [--set KEY=VALUE ...]
 
 The two runs alternate, each in its own process(es): one process with N threads against N ranks
 of one thread each, so both use the same cores. Each run's speed is the median of its
@@ -29,8 +29,8 @@ def cpu_model():
     return platform.processor()
 
 
-def run(train, config, out, steps, ranks, threads):
-    args = [train, "--config", config] + sum([["--set", s] for s in [
+def run(train, config, overrides, out, steps, ranks, threads):
+    args = [train, "--config", config] + sum([["--set", s] for s in overrides + [
         f"train.max_steps={steps}", f"train.threads={threads}", f"train.output_dir={out}",
         "train.overwrite_output_dir=true", "train.eval_at_end=false", "eval.every_steps=0",
         "checkpoint.every_steps=0", "logging.every_steps=10", "logging.progress=never",
@@ -51,6 +51,8 @@ def run(train, config, out, steps, ranks, threads):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--config", default="configs/bert_mlm.yaml")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config override for both runs, e.g. train.dtype=f32 (repeatable)")
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--ranks", type=int, default=2)
@@ -61,9 +63,9 @@ def main():
     speeds = {"one": [], "ranks": []}
     waits, sent = [], None
     for k in range(a.repeats):
-        s, _, _ = run(a.train, a.config, f"{a.work}/one", a.steps, 1, a.ranks)
+        s, _, _ = run(a.train, a.config, a.set, f"{a.work}/one", a.steps, 1, a.ranks)
         speeds["one"].append(s)
-        s, w, sent = run(a.train, a.config, f"{a.work}/ranks", a.steps, a.ranks, 1)
+        s, w, sent = run(a.train, a.config, a.set, f"{a.work}/ranks", a.steps, a.ranks, 1)
         speeds["ranks"].append(s)
         waits.append(w)
         print(f"repeat {k + 1}: 1 process {speeds['one'][-1]:.0f} tok/s, {a.ranks} ranks "
