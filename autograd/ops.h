@@ -101,6 +101,15 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 // gradient for bf16 products), instead of writing that gradient in f32 and reading it back.
 Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
                    GeluApproximation approximation, WeightLayout layout = WeightLayout::out_in);
+// cross_entropy(linear(x, weight), targets, ignore_index, label_smoothing) with the same
+// loss and gradients (within rounding), without ever holding the whole logits: x [.., in],
+// weight [classes, in] (no bias), targets shaped as x's leading dims. The rows go in chunks of
+// `chunk_rows` (0: equal chunks of at least 2,048 rows, where the products run as fast as on
+// all rows); each chunk's gradients are computed in forward, so backward only scales them. A
+// language model's head over a large vocabulary is this.
+Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& targets,
+                            int64_t ignore_index = -100, double label_smoothing = 0.0,
+                            int64_t chunk_rows = 0);
 
 // Which precision f32 matrix products use: f32, or bf16 inputs with f32 accumulation.
 enum class MatmulPrecision { f32, bf16 };

@@ -85,7 +85,7 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
     std::optional<BatchLoss> b;
     double contribution = 0.0;
     if (batch.num_target_tokens > 0) {
-      b = task.loss(model, batch, o.label_smoothing);
+      b = task.loss(model, batch, {.label_smoothing = o.label_smoothing, .need_logits = false});
       contribution = b->loss.item() * weight;
     }
     if (reducer)
@@ -99,9 +99,9 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
     }
     r.loss += contribution / accum;
     if (!b) continue;
-    // Nothing here reads the logits again: letting go of them lets cross-entropy's backward
-    // write its gradient over them instead of beside them (a logits-sized buffer less at the
-    // step's peak).
+    // Nothing here reads logits that a model returned anyway: letting go of them lets
+    // cross-entropy's backward write its gradient over them instead of beside them (a
+    // logits-sized buffer less at the step's peak).
     b->logits = Tensor();
     start = Clock::now();
     const Tensor scaled = mul(b->loss, weight / accum);

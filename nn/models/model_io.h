@@ -23,6 +23,10 @@ struct ModelInputs {
   double label_smoothing = 0.0;
   // Return each layer's attention probabilities (Hugging Face's output_attentions).
   bool output_attentions = false;
+  // With labels, false when the caller reads only the loss (a training step): a model may then
+  // leave ModelOutputs::logits undefined. GPT then fuses its head with the cross-entropy
+  // (linear_cross_entropy), so that its [B, T, vocab] logits are never held whole.
+  bool need_logits = true;
 };
 
 struct ModelOutputs {

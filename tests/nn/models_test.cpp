@@ -152,6 +152,42 @@ TEST(Models, GPTIsCausalAndIgnoresPaddedPositions) {
   for (int i = 0; i < 3 * 20; ++i) EXPECT_EQ(la[i], lb[i]);
 }
 
+TEST(Models, GPTLossWithoutLogitsIsTheSameLossAndGradients) {
+  // need_logits = false fuses the head with the cross-entropy (what a training step runs): the
+  // loss and every parameter's gradient agree with the logits path to f32 rounding.
+  GPT2Config c;
+  c.vocab_size = 40;
+  c.n_positions = 8;
+  c.n_embd = 16;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.resid_pdrop = c.embd_pdrop = c.attn_pdrop = 0.0;
+  const Tensor ids = from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5});
+  const Tensor labels = from_vector<int64_t>({2, 3, 4, 5, -100, 7, 8, 9, 10, 39}, {2, 5});
+  std::vector<std::vector<float>> grads[2];
+  double losses[2];
+  for (int fused = 0; fused < 2; ++fused) {
+    GPT model(c, 9);
+    ModelOutputs out = model.forward(
+        {.input_ids = ids, .labels = labels, .label_smoothing = 0.1, .need_logits = fused == 0});
+    EXPECT_EQ(out.logits.defined(), fused == 0);
+    losses[fused] = out.loss.item();
+    out.loss.backward();
+    for (auto& [name, p] : model.named_parameters())
+      grads[fused].push_back(p.grad().to_vector<float>());
+  }
+  EXPECT_NEAR(losses[1], losses[0], 1e-6 * losses[0]);
+  ASSERT_EQ(grads[0].size(), grads[1].size());
+  for (size_t i = 0; i < grads[0].size(); ++i) {
+    float largest = 0;
+    for (float g : grads[0][i]) largest = std::max(largest, std::abs(g));
+    ASSERT_GT(largest, 0.0f) << "parameter " << i;
+    for (size_t j = 0; j < grads[0][i].size(); ++j) {
+      EXPECT_NEAR(grads[1][i][j], grads[0][i][j], 1e-5 * largest) << "parameter " << i;
+    }
+  }
+}
+
 TEST(Models, SequenceLongerThanPositionsIsAClearError) {
   BertForMaskedLM model(small_bert(), 7);
   Tensor too_long = zeros({1, 17}, DType::i64);

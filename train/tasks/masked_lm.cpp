@@ -40,10 +40,11 @@ class MaskedLmTask final : public TrainingTask {
   }
 
   BatchLoss loss(const nn::PretrainedModel& model, const data::Batch& batch,
-                 double label_smoothing) const override {
+                 const LossRequest& request) const override {
     nn::ModelInputs in = to_model_inputs(batch);
     in.only_labeled_logits = true;
-    in.label_smoothing = label_smoothing;
+    in.label_smoothing = request.label_smoothing;
+    in.need_logits = request.need_logits;
     nn::ModelOutputs out = model.forward(in);
     return {.loss = out.loss,
             .logits = out.logits,

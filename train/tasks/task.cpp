@@ -16,9 +16,10 @@ data::LabelNames TrainingTask::initial_labels(const RunConfig& config,
 }
 
 BatchLoss TrainingTask::loss(const nn::PretrainedModel& model, const data::Batch& batch,
-                             double label_smoothing) const {
+                             const LossRequest& request) const {
   nn::ModelInputs in = to_model_inputs(batch);
-  in.label_smoothing = label_smoothing;
+  in.label_smoothing = request.label_smoothing;
+  in.need_logits = request.need_logits;
   nn::ModelOutputs out = model.forward(in);
   BatchLoss r;
   r.targets = batch.num_target_tokens;

@@ -23,11 +23,17 @@
 namespace heed::train {
 
 // The loss of one batch, with the logits and labels its metrics need (aligned: row i of the
-// logits predicts label i). Label smoothing is for the training loss only: evaluation passes 0
-// and reports the plain NLL.
+// logits predicts label i). The logits may be undefined when the request did not need them.
 struct BatchLoss {
   Tensor loss, logits, labels;
   int64_t targets = 0;
+};
+
+// Label smoothing is for the training loss only: evaluation asks for 0 and reports the plain
+// NLL, and asks for the logits (its metrics read them), which a training step does not.
+struct LossRequest {
+  double label_smoothing = 0.0;
+  bool need_logits = true;
 };
 
 // What reading one split of the data needs from the run.
@@ -77,7 +83,7 @@ class TrainingTask {
 
   // --- loss and evaluation ---
   virtual BatchLoss loss(const nn::PretrainedModel& model, const data::Batch& batch,
-                         double label_smoothing) const;
+                         const LossRequest& request) const;
   // The classes evaluation scores one by one (<class>_f1, ...): a classifier's labels.
   virtual std::vector<std::string> scored_classes(const std::vector<std::string>& labels) const {
     (void)labels;

@@ -1,0 +1,195 @@
+// linear_cross_entropy: cross_entropy(x . W^T, targets) without the whole logits. A language
+// model's head has as many outputs as its vocabulary, so its logits and their gradient are the
+// largest tensors of a step (GPT-mini's: 4,096 x 8,192 floats, 134 MB). Here the rows go in
+// chunks: a chunk's logits are computed, turned into the loss and the gradient in one pass
+// over each row while the row is in cache, and the chunk's two gradient products run at once;
+// then the chunk's memory serves the next. The gradients are ready at the end of the forward
+// pass (the loss is a scalar, so backward only scales them by the incoming gradient).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "autograd/grad_mode.h"
+#include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/fast_math.h"
+#include "autograd/kernels/parallel.h"
+#include "autograd/kernels/row_reduce.h"
+#include "autograd/node.h"
+#include "autograd/ops.h"
+#include "autograd/ops/linear_impl.h"
+#include "autograd/ops/matmul_impl.h"
+#include "autograd/profile.h"
+
+namespace heed {
+namespace {
+
+// Rows per chunk when the caller leaves it to the op: the fewest rows at which the products
+// still read the weight packed (kernels/onednn_matmul.cpp's kMinRowsToPackB), so that chunking
+// costs the products nothing. Chunks are equal, each at least this long.
+constexpr int64_t kDefaultChunkRows = 2048;
+
+struct LinearCrossEntropyBackward : Node {
+  const char* name() const override { return "LinearCrossEntropyBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override {
+    // The gradients of the mean loss were computed in forward; the chain rule scales them.
+    const double upstream = g.item();
+    std::vector<Tensor> grads;
+    for (size_t i = 0; i < 2; ++i) {
+      Tensor t;
+      if (next_edges[i]) {
+        t = take_saved(i);
+        if (upstream != 1.0) {
+          NoGradGuard no_grad;
+          t = t.sole_owner() ? t : t.clone();
+          t.mul_(upstream);
+        }
+      }
+      grads.push_back(t);
+    }
+    return grads;
+  }
+};
+
+struct RowOptions {
+  int64_t ignore_index = -100;
+  double smoothing = 0.0;
+  double scale = 0.0;  // 1 / the number of targets that count: the mean's factor
+  bool gradient = false;
+};
+
+// One row of logits: returns its loss (0 for an ignored target) and, with o.gradient, writes
+// the row's gradient over it: scale * (softmax - smoothing / classes - (1 - smoothing) at the
+// target), zeros for an ignored target.
+template <typename T>
+double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowOptions& o) {
+  const bool ignored = target == o.ignore_index;
+  const T m = rows::max(row, classes, -std::numeric_limits<T>::infinity());
+  const T sum_x = o.smoothing > 0 ? rows::sum(row, classes) : T(0);
+  const T at_target = ignored ? T(0) : row[target];
+  T s;
+  if (o.gradient && !ignored) {
+    // The exponentials are kept in the row, so the gradient's pass needs no second exp.
+    s = rows::sum_of<T>(classes, [row, m](int64_t c) {
+      const T e = fast::exp_nonpositive(row[c] - m);
+      row[c] = e;
+      return e;
+    });
+  } else {
+    s = rows::sum_exp(row, m, classes);
+  }
+  if (o.gradient && ignored) std::fill(row, row + classes, T(0));
+  if (ignored) return 0.0;
+  const double lse = static_cast<double>(m) + std::log(static_cast<double>(s));
+  const double nll = lse - static_cast<double>(at_target);
+  const double smooth = lse - static_cast<double>(sum_x) / static_cast<double>(classes);
+  if (o.gradient) {
+    const T factor = static_cast<T>(o.scale / static_cast<double>(s));
+    const T off = static_cast<T>(o.scale * o.smoothing / static_cast<double>(classes));
+    for (int64_t c = 0; c < classes; ++c) row[c] = row[c] * factor - off;
+    row[target] -= static_cast<T>(o.scale * (1.0 - o.smoothing));
+  }
+  return (1.0 - o.smoothing) * nll + o.smoothing * smooth;
+}
+
+}  // namespace
+
+Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& targets_in,
+                            int64_t ignore_index, double label_smoothing, int64_t chunk_rows) {
+  OpTimer timer("linear_cross_entropy");
+  HEED_CHECK(weight.dim() == 2, "linear_cross_entropy: weight must be [classes, in], got {}",
+             weight.shape_str());
+  const int64_t classes = weight.size(0), in_features = weight.size(1);
+  HEED_CHECK(x.dim() >= 1 && x.size(-1) == in_features,
+             "linear_cross_entropy: input {} does not match weight {} = [classes, in]",
+             x.shape_str(), weight.shape_str());
+  HEED_CHECK(x.dtype() == weight.dtype() && (x.dtype() == DType::f32 || x.dtype() == DType::f64),
+             "linear_cross_entropy: input and weight must both be f32 or f64, got {} and {}",
+             x.dtype(), weight.dtype());
+  const Shape leading(x.shape().begin(), x.shape().end() - 1);
+  HEED_CHECK(targets_in.shape() == leading,
+             "linear_cross_entropy: targets {} do not match the input's rows {}",
+             targets_in.shape_str(), x.shape_str());
+  HEED_CHECK(targets_in.dtype() == DType::i64 || targets_in.dtype() == DType::i32,
+             "linear_cross_entropy: targets must be integer class ids, got {}", targets_in.dtype());
+  HEED_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
+             "linear_cross_entropy: label_smoothing must be in [0, 1], got {}", label_smoothing);
+  HEED_CHECK(chunk_rows >= 0, "linear_cross_entropy: chunk_rows must be >= 0, got {}", chunk_rows);
+  const int64_t rows = targets_in.numel();
+  const std::vector<int64_t> targets = targets_in.to_vector<int64_t>();
+  int64_t count = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (targets[r] == ignore_index) continue;
+    HEED_CHECK(targets[r] >= 0 && targets[r] < classes,
+               "linear_cross_entropy: target {} at row {} is out of range for {} classes",
+               targets[r], r, classes);
+    ++count;
+  }
+  const bool grad = needs_grad({&x, &weight});
+  const bool x_grad = grad && x.requires_grad(), w_grad = grad && weight.requires_grad();
+  const RowOptions options{.ignore_index = ignore_index,
+                           .smoothing = label_smoothing,
+                           .scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0,
+                           .gradient = grad};
+
+  NoGradGuard no_grad;
+  // What the products read as x: x itself, or its bf16 rounding (made once for all chunks).
+  Tensor x_operand = x.contiguous().reshape({rows, in_features});
+  const bool bf16_products = x.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16;
+  if (bf16_products) x_operand = shared_bf16_copy(x_operand);
+  Tensor gx = x_grad ? Tensor::empty({rows, in_features}, x.dtype()) : Tensor();
+  Tensor gw;  // the first chunk's weight gradient, then the sum over the chunks
+
+  const int64_t chunks = chunk_rows > 0 ? (rows + chunk_rows - 1) / chunk_rows
+                                        : std::max<int64_t>(1, rows / kDefaultChunkRows);
+  double total = 0.0;
+  for (int64_t k = 0; k < chunks && rows > 0; ++k) {
+    const int64_t begin = rows * k / chunks, end = rows * (k + 1) / chunks, n = end - begin;
+    if (n == 0) continue;
+    const Tensor x_chunk = x_operand.slice(0, begin, end);
+    Tensor logits = Tensor::empty({n, classes}, x.dtype());
+    if (classes > 0 && in_features > 0) {
+      matmul_into(x_chunk, weight.transpose(0, 1), Tensor(), logits, /*pack_b=*/true);
+    } else {
+      logits.zero_();
+    }
+    // With bf16 products only the gradient's rounding is written (what both products read).
+    Tensor g_operand = grad && bf16_products ? Tensor::empty({n, classes}, DType::bf16) : logits;
+    std::vector<double> row_loss(n, 0.0);
+    dispatch_float(logits.dtype(), "linear_cross_entropy", [&]<typename T>() {
+      T* l = logits.data<T>();
+      parallel_for(n, classes, [&](int64_t r) {
+        T* row = l + r * classes;
+        row_loss[r] = row_loss_and_gradient(row, classes, targets[begin + r], options);
+        if constexpr (std::is_same_v<T, float>) {
+          if (grad && bf16_products) write_rounded_row(g_operand, r, row);
+        }
+      });
+    });
+    for (double v : row_loss) total += v;
+    if (!grad) continue;
+    Tensor gx_chunk, gw_chunk;
+    linear_gradient_products(g_operand, x_chunk, weight, WeightLayout::out_in,
+                             Shape{n, in_features}, x_grad ? &gx_chunk : nullptr,
+                             w_grad ? &gw_chunk : nullptr);
+    if (x_grad) gx.slice(0, begin, end).copy_(gx_chunk);
+    if (w_grad && gw.defined()) {
+      gw.add_(gw_chunk);
+    } else if (w_grad) {
+      gw = gw_chunk;
+    }
+  }
+  if (w_grad && !gw.defined()) gw = Tensor::empty(weight.shape(), weight.dtype()).zero_();
+  // No target counts: 0/0, a NaN, as cross_entropy and PyTorch report it.
+  const double loss = count > 0 ? total / count : std::numeric_limits<double>::quiet_NaN();
+  Tensor out = scalar_tensor(loss, x.dtype());
+  if (grad) {
+    auto node = std::make_shared<LinearCrossEntropyBackward>();
+    node->save(x_grad ? gx.reshape(x.shape()) : Tensor());
+    node->save(w_grad ? gw : Tensor());
+    attach_node(out, node, {x, weight});
+  }
+  return out;
+}
+
+}  // namespace heed

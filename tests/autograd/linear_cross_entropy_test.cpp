@@ -1,0 +1,144 @@
+// linear_cross_entropy against the two ops it fuses (linear without bias, then cross_entropy).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "autograd/grad_mode.h"
+#include "autograd/ops.h"
+#include "support/test_util.h"
+
+using namespace heed;
+using heed::testing::expect_gradcheck;
+using heed::testing::param;
+using heed::testing::random_tensor;
+using Inputs = std::vector<Tensor>;
+
+namespace {
+
+struct Result {
+  double loss = 0;
+  Tensor x_grad, weight_grad;
+};
+
+// Forward and backward of one path on fresh leaves; the loss is scaled by `upstream` before
+// backward, as the trainer scales it for gradient accumulation.
+Result run_path(bool fused, const Tensor& x_in, const Tensor& w_in, const Tensor& targets,
+                double smoothing, int64_t chunk_rows, double upstream = 1.0) {
+  Tensor x = x_in.clone(), w = w_in.clone();
+  x.set_requires_grad(true);
+  w.set_requires_grad(true);
+  const Tensor loss = fused ? linear_cross_entropy(x, w, targets, -100, smoothing, chunk_rows)
+                            : cross_entropy(linear(x, w).reshape({-1, w.size(0)}),
+                                            targets.reshape({-1}), -100, smoothing);
+  mul(loss, upstream).backward();
+  return {loss.item(), x.grad(), w.grad()};
+}
+
+// Largest |a - b| over the largest |b|: the gradients of a mean over many rows are all small,
+// so an error relative to 1 would say nothing.
+double error_relative_to_largest(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  EXPECT_EQ(x.size(), y.size());
+  double worst = 0.0, largest = 0.0;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    worst = std::max(worst, std::abs(x[i] - y[i]));
+    largest = std::max(largest, std::abs(y[i]));
+  }
+  return largest > 0 ? worst / largest : worst;
+}
+
+// 23 rows (5 of them ignored) of 16 features against 37 classes.
+Tensor example_targets() {
+  std::vector<int64_t> t;
+  for (int64_t r = 0; r < 23; ++r) t.push_back(r % 5 == 3 ? -100 : (r * 7 + 2) % 37);
+  return from_vector<int64_t>(t, {23});
+}
+
+}  // namespace
+
+TEST(LinearCrossEntropy, MatchesLinearThenCrossEntropy) {
+  // Any chunking (one chunk, uneven chunks, a chunk per row) gives the unfused loss and
+  // gradients: to f64 rounding in f64, to f32 rounding in f32 (the chunks' weight gradients are
+  // summed in another order, and the softmax divides by the row's sum where cross_entropy
+  // subtracts its log).
+  const Tensor targets = example_targets();
+  for (DType dtype : {DType::f64, DType::f32}) {
+    const double tolerance = dtype == DType::f64 ? 1e-12 : 2e-6;
+    const Tensor x = random_tensor({23, 16}, 11, dtype), w = random_tensor({37, 16}, 12, dtype);
+    for (double smoothing : {0.0, 0.1}) {
+      const Result unfused = run_path(false, x, w, targets, smoothing, 0);
+      for (int64_t chunk_rows : {0, 5, 7, 1}) {
+        SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << ", smoothing " << smoothing
+                                          << ", chunk_rows " << chunk_rows);
+        const Result fused = run_path(true, x, w, targets, smoothing, chunk_rows);
+        EXPECT_NEAR(fused.loss, unfused.loss, tolerance * std::abs(unfused.loss));
+        EXPECT_LT(error_relative_to_largest(fused.x_grad, unfused.x_grad), tolerance);
+        EXPECT_LT(error_relative_to_largest(fused.weight_grad, unfused.weight_grad), tolerance);
+      }
+    }
+  }
+}
+
+TEST(LinearCrossEntropy, MatchesTheUnfusedPathWithBf16Products) {
+  // Both paths round x, the weight and the logits' gradient to bf16 for the products and sum
+  // in f32. A gradient element a float ulp away from a bf16 rounding boundary may round the
+  // other way in one path (the softmax is computed differently), so the gradients agree to
+  // bf16 rounding (2^-8 relative), not to the bit.
+  heed::testing::MatmulPrecisionScope scope(MatmulPrecision::bf16);
+  const Tensor targets = example_targets();
+  const Tensor x = random_tensor({23, 16}, 21, DType::f32),
+               w = random_tensor({37, 16}, 22, DType::f32);
+  const Result unfused = run_path(false, x, w, targets, 0.1, 0);
+  for (int64_t chunk_rows : {0, 6}) {
+    SCOPED_TRACE(::testing::Message() << "chunk_rows " << chunk_rows);
+    const Result fused = run_path(true, x, w, targets, 0.1, chunk_rows);
+    EXPECT_NEAR(fused.loss, unfused.loss, 1e-6 * std::abs(unfused.loss));
+    EXPECT_LT(error_relative_to_largest(fused.x_grad, unfused.x_grad), 4e-3);
+    EXPECT_LT(error_relative_to_largest(fused.weight_grad, unfused.weight_grad), 4e-3);
+  }
+}
+
+TEST(LinearCrossEntropy, BackwardScalesByTheIncomingGradient) {
+  const Tensor targets = example_targets();
+  const Tensor x = random_tensor({23, 16}, 31, DType::f64),
+               w = random_tensor({37, 16}, 32, DType::f64);
+  const Result once = run_path(true, x, w, targets, 0.0, 5);
+  const Result scaled = run_path(true, x, w, targets, 0.0, 5, 0.25);
+  EXPECT_LT(error_relative_to_largest(scaled.x_grad, mul(once.x_grad, 0.25)), 1e-15);
+  EXPECT_LT(error_relative_to_largest(scaled.weight_grad, mul(once.weight_grad, 0.25)), 1e-15);
+}
+
+TEST(LinearCrossEntropy, TakesBatchedInputAndComputesNoGradientWithoutGradMode) {
+  const Tensor x = random_tensor({2, 3, 8}, 41, DType::f32),
+               w = random_tensor({11, 8}, 42, DType::f32);
+  const Tensor targets = from_vector<int64_t>({1, 10, -100, 0, 4, 4}, {2, 3});
+  const double expected = cross_entropy(linear(x, w).reshape({6, 11}), targets.reshape({6})).item();
+  Tensor leaf = x.clone();
+  leaf.set_requires_grad(true);
+  NoGradGuard no_grad;
+  const Tensor loss = linear_cross_entropy(leaf, w, targets, -100, 0.0, 4);
+  EXPECT_NEAR(loss.item(), expected, 1e-6 * expected);
+  EXPECT_EQ(loss.grad_fn(), nullptr);
+}
+
+TEST(LinearCrossEntropy, NoTargetThatCountsIsANan) {
+  const Tensor x = random_tensor({2, 8}, 51, DType::f32), w = random_tensor({5, 8}, 52, DType::f32);
+  EXPECT_TRUE(
+      std::isnan(linear_cross_entropy(x, w, from_vector<int64_t>({-100, -100}, {2})).item()));
+}
+
+TEST(LinearCrossEntropy, RejectsMismatchedShapesAndTargetsOutOfRange) {
+  const Tensor x = random_tensor({4, 8}, 61, DType::f32), w = random_tensor({5, 8}, 62, DType::f32);
+  const Tensor targets = from_vector<int64_t>({0, 1, 2, 3}, {4});
+  EXPECT_THROW(linear_cross_entropy(x, random_tensor({5, 7}, 63, DType::f32), targets), Error);
+  EXPECT_THROW(linear_cross_entropy(x, w, from_vector<int64_t>({0, 1, 2}, {3})), Error);
+  EXPECT_THROW(linear_cross_entropy(x, w, from_vector<int64_t>({0, 1, 2, 5}, {4})), Error);
+  EXPECT_THROW(linear_cross_entropy(x, w, targets, -100, 1.5), Error);
+}
+
+TEST(Gradcheck, LinearCrossEntropy) {
+  const Tensor t = from_vector<int64_t>({2, -100, 0, 4, 1}, {5});
+  expect_gradcheck(
+      [t](const Inputs& x) { return linear_cross_entropy(x[0], x[1], t, -100, 0.1, 2); },
+      {param({5, 3}, 71), param({6, 3}, 72)});
+}
