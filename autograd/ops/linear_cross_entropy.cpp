@@ -59,10 +59,12 @@ struct RowOptions {
 };
 
 // One row of logits: returns its loss (0 for an ignored target) and, with o.gradient, writes
-// the row's gradient over it: scale * (softmax - smoothing / classes - (1 - smoothing) at the
-// target), zeros for an ignored target.
+// the row's gradient, scale * (softmax - smoothing / classes - (1 - smoothing) at the target)
+// (zeros for an ignored target), over the row, or only its bf16 rounding to `rounded` when
+// that is given (what bf16 products read).
 template <typename T>
-double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowOptions& o) {
+double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowOptions& o,
+                             bf16* rounded) {
   const bool ignored = target == o.ignore_index;
   const T m = rows::max(row, classes, -std::numeric_limits<T>::infinity());
   const T sum_x = o.smoothing > 0 ? rows::sum(row, classes) : T(0);
@@ -78,7 +80,13 @@ double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowO
   } else {
     s = rows::sum_exp(row, m, classes);
   }
-  if (o.gradient && ignored) std::fill(row, row + classes, T(0));
+  if (o.gradient && ignored) {
+    if (rounded != nullptr) {
+      std::fill(rounded, rounded + classes, bf16{});
+    } else {
+      std::fill(row, row + classes, T(0));
+    }
+  }
   if (ignored) return 0.0;
   const double lse = static_cast<double>(m) + std::log(static_cast<double>(s));
   const double nll = lse - static_cast<double>(at_target);
@@ -86,8 +94,16 @@ double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowO
   if (o.gradient) {
     const T factor = static_cast<T>(o.scale / static_cast<double>(s));
     const T off = static_cast<T>(o.scale * o.smoothing / static_cast<double>(classes));
+    const T at_target_factor = static_cast<T>(o.scale * (1.0 - o.smoothing));
+    if constexpr (std::is_same_v<T, float>) {
+      if (rounded != nullptr) {
+        for (int64_t c = 0; c < classes; ++c) rounded[c].bits = bf16_bits_of(row[c] * factor - off);
+        rounded[target].bits = bf16_bits_of(row[target] * factor - off - at_target_factor);
+        return (1.0 - o.smoothing) * nll + o.smoothing * smooth;
+      }
+    }
     for (int64_t c = 0; c < classes; ++c) row[c] = row[c] * factor - off;
-    row[target] -= static_cast<T>(o.scale * (1.0 - o.smoothing));
+    row[target] -= at_target_factor;
   }
   return (1.0 - o.smoothing) * nll + o.smoothing * smooth;
 }
@@ -159,11 +175,10 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     dispatch_float(logits.dtype(), "linear_cross_entropy", [&]<typename T>() {
       T* l = logits.data<T>();
       parallel_for(n, classes, [&](int64_t r) {
-        T* row = l + r * classes;
-        row_loss[r] = row_loss_and_gradient(row, classes, targets[begin + r], options);
-        if constexpr (std::is_same_v<T, float>) {
-          if (grad && bf16_products) write_rounded_row(g_operand, r, row);
-        }
+        bf16* rounded = nullptr;
+        if (grad && bf16_products) rounded = g_operand.data<bf16>() + r * classes;
+        row_loss[r] =
+            row_loss_and_gradient(l + r * classes, classes, targets[begin + r], options, rounded);
       });
     });
     for (double v : row_loss) total += v;
