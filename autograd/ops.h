@@ -110,6 +110,8 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
 Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& targets,
                             int64_t ignore_index = -100, double label_smoothing = 0.0,
                             int64_t chunk_rows = 0);
+// The rows of linear_cross_entropy's largest chunk over `rows` rows with chunk_rows = 0.
+int64_t linear_cross_entropy_chunk_rows(int64_t rows);
 
 // Which precision f32 matrix products use: f32, or bf16 inputs with f32 accumulation.
 enum class MatmulPrecision { f32, bf16 };

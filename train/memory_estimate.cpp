@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "autograd/ops.h"
 #include "train/config/config_origins.h"
 #include "train/tasks/model_configs.h"
 
@@ -56,9 +57,13 @@ Shape gpt_shape(const RunConfig& c, const TaskData& d) {
   const double tokens = batch_rows(c, d) * c.data.max_seq_length;
   Shape s;
   s.parameters = (m.vocab_size + m.n_positions) * h + 2 * h + layers * layer_parameters(h, ffn);
+  // A training step computes the head's logits a chunk of rows at a time, its gradient written
+  // over them (linear_cross_entropy: equal chunks of at least 2,048 rows).
+  const auto chunk_rows =
+      static_cast<double>(linear_cross_entropy_chunk_rows(static_cast<int64_t>(tokens)));
   s.activations =
       layers * tokens * layer_activations_per_token(h, ffn, m.n_head, c.data.max_seq_length) +
-      2 * tokens * m.vocab_size;  // logits at every position and their gradient
+      chunk_rows * m.vocab_size;
   return s;
 }
 

@@ -110,6 +110,11 @@ double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowO
 
 }  // namespace
 
+int64_t linear_cross_entropy_chunk_rows(int64_t rows) {
+  const int64_t chunks = std::max<int64_t>(1, rows / kDefaultChunkRows);
+  return (rows + chunks - 1) / chunks;
+}
+
 Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& targets_in,
                             int64_t ignore_index, double label_smoothing, int64_t chunk_rows) {
   OpTimer timer("linear_cross_entropy");
