@@ -30,8 +30,13 @@ std::map<std::string, double> evaluate(const TrainingTask& task, nn::PretrainedM
   MetricAccumulator metrics(task.scored_classes(data.labels));
   for (uint64_t b = 0; b < batches; ++b) {
     data::Batch batch = loader.batch_at({0, b});
-    BatchLoss r = task.loss(model, batch, {.label_smoothing = 0.0, .need_logits = true});
-    metrics.add(r.loss.item(), r.targets, r.logits, r.labels);
+    BatchLoss r =
+        task.loss(model, batch, {.label_smoothing = 0.0, .outputs = nn::HeadOutputs::predictions});
+    if (r.predictions.defined()) {
+      metrics.add_predictions(r.loss.item(), r.targets, r.predictions, r.labels);
+    } else {
+      metrics.add(r.loss.item(), r.targets, r.logits, r.labels);
+    }
   }
   std::map<std::string, double> results = metrics.results();
   if (!task.decoding_metric_names(c.eval).empty()) {

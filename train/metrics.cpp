@@ -8,13 +8,21 @@ namespace heed::train {
 
 void MetricAccumulator::add(double mean_loss, int64_t targets, const Tensor& logits,
                             const Tensor& labels) {
+  Tensor predicted;
+  if (logits.defined() && labels.defined()) {
+    predicted = argmax(logits.reshape({-1, logits.size(-1)}), 1);
+  }
+  add_predictions(mean_loss, targets, predicted, labels);
+}
+
+void MetricAccumulator::add_predictions(double mean_loss, int64_t targets,
+                                        const Tensor& predicted_ids, const Tensor& labels) {
   if (targets > 0) {
     loss_sum_ += mean_loss * targets;
     targets_ += targets;
   }
-  if (!logits.defined() || !labels.defined()) return;
-  const int64_t classes = logits.size(-1);
-  std::vector<int64_t> predicted = argmax(logits.reshape({-1, classes}), 1).to_vector<int64_t>();
+  if (!predicted_ids.defined() || !labels.defined()) return;
+  std::vector<int64_t> predicted = predicted_ids.reshape({-1}).to_vector<int64_t>();
   std::vector<int64_t> actual = labels.reshape({-1}).to_vector<int64_t>();
   HEED_CHECK(predicted.size() == actual.size(), "metrics: {} predictions for {} labels",
              predicted.size(), actual.size());

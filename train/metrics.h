@@ -19,6 +19,9 @@ class MetricAccumulator {
   // `mean_loss` over `targets` counted targets; `logits` [N, C] and `labels` [N] (-100 =
   // ignore) for accuracy and the confusion counts.
   void add(double mean_loss, int64_t targets, const Tensor& logits, const Tensor& labels);
+  // The same from the predicted class ids (i64, the logits' arg max per row), shaped as labels.
+  void add_predictions(double mean_loss, int64_t targets, const Tensor& predicted,
+                       const Tensor& labels);
 
   // loss, perplexity, accuracy, and for classes: <name>_precision/_recall/_f1, macro_f1.
   std::map<std::string, double> results() const;

@@ -85,7 +85,8 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
     std::optional<BatchLoss> b;
     double contribution = 0.0;
     if (batch.num_target_tokens > 0) {
-      b = task.loss(model, batch, {.label_smoothing = o.label_smoothing, .need_logits = false});
+      b = task.loss(model, batch,
+                    {.label_smoothing = o.label_smoothing, .outputs = nn::HeadOutputs::loss_only});
       contribution = b->loss.item() * weight;
     }
     if (reducer)

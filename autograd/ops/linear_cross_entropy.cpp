@@ -2,7 +2,7 @@
 // model's head has as many outputs as its vocabulary, so its logits and their gradient are the
 // largest tensors of a step (GPT-mini's: 4,096 x 8,192 floats, 134 MB). Here the rows go in
 // chunks: a chunk's logits are computed, turned into the loss and the gradient in one pass
-// over each row while the row is in cache, and the chunk's two gradient products run at once;
+// over each row while the row is in cache, and the chunk's two gradient products run right after;
 // then the chunk's memory serves the next. The gradients are ready at the end of the forward
 // pass (the loss is a scalar, so backward only scales them by the incoming gradient).
 #include <algorithm>
@@ -61,12 +61,22 @@ struct RowOptions {
 // One row of logits: returns its loss (0 for an ignored target) and, with o.gradient, writes
 // the row's gradient, scale * (softmax - smoothing / classes - (1 - smoothing) at the target)
 // (zeros for an ignored target), over the row, or only its bf16 rounding to `rounded` when
-// that is given (what bf16 products read).
+// that is given (what bf16 products read). `prediction`, if given, receives the row's arg max
+// (its first largest logit, as argmax()).
 template <typename T>
 double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowOptions& o,
-                             bf16* rounded) {
+                             bf16* rounded, int64_t* prediction) {
   const bool ignored = target == o.ignore_index;
   const T m = rows::max(row, classes, -std::numeric_limits<T>::infinity());
+  if (prediction != nullptr) {
+    *prediction = 0;
+    for (int64_t c = 0; c < classes; ++c) {
+      if (row[c] == m) {
+        *prediction = c;
+        break;
+      }
+    }
+  }
   const T sum_x = o.smoothing > 0 ? rows::sum(row, classes) : T(0);
   const T at_target = ignored ? T(0) : row[target];
   T s;
@@ -116,7 +126,8 @@ int64_t linear_cross_entropy_chunk_rows(int64_t rows) {
 }
 
 Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& targets_in,
-                            int64_t ignore_index, double label_smoothing, int64_t chunk_rows) {
+                            int64_t ignore_index, double label_smoothing, int64_t chunk_rows,
+                            Tensor* predictions) {
   OpTimer timer("linear_cross_entropy");
   HEED_CHECK(weight.dim() == 2, "linear_cross_entropy: weight must be [classes, in], got {}",
              weight.shape_str());
@@ -160,6 +171,7 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   if (bf16_products) x_operand = shared_bf16_copy(x_operand);
   Tensor gx = x_grad ? Tensor::empty({rows, in_features}, x.dtype()) : Tensor();
   Tensor gw;  // the first chunk's weight gradient, then the sum over the chunks
+  Tensor predicted = predictions ? Tensor::empty({rows}, DType::i64) : Tensor();
 
   const int64_t chunks = chunk_rows > 0 ? (rows + chunk_rows - 1) / chunk_rows
                                         : std::max<int64_t>(1, rows / kDefaultChunkRows);
@@ -182,8 +194,9 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
       parallel_for(n, classes, [&](int64_t r) {
         bf16* rounded = nullptr;
         if (grad && bf16_products) rounded = g_operand.data<bf16>() + r * classes;
-        row_loss[r] =
-            row_loss_and_gradient(l + r * classes, classes, targets[begin + r], options, rounded);
+        int64_t* prediction = predictions ? predicted.data<int64_t>() + begin + r : nullptr;
+        row_loss[r] = row_loss_and_gradient(l + r * classes, classes, targets[begin + r], options,
+                                            rounded, prediction);
       });
     });
     for (double v : row_loss) total += v;
@@ -203,6 +216,7 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   // No target counts: 0/0, a NaN, as cross_entropy and PyTorch report it.
   const double loss = count > 0 ? total / count : std::numeric_limits<double>::quiet_NaN();
   Tensor out = scalar_tensor(loss, x.dtype());
+  if (predictions) *predictions = predicted.reshape(targets_in.shape());
   if (grad) {
     auto node = std::make_shared<LinearCrossEntropyBackward>();
     node->save(x_grad ? gx.reshape(x.shape()) : Tensor());

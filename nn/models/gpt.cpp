@@ -100,11 +100,13 @@ ModelOutputs GPT::forward(const ModelInputs& in) const {
   ModelOutputs out;
   Tensor h = hidden_states(in.input_ids, in.attention_mask, nullptr,
                            in.output_attentions ? &out.attentions : nullptr);
-  if (in.labels.defined() && !in.need_logits) {
+  if (in.labels.defined() && in.head_outputs != HeadOutputs::logits) {
     HEED_CHECK(in.labels.shape() == in.input_ids.shape(), "GPT: labels {} must match input_ids {}",
                in.labels.shape_str(), in.input_ids.shape_str());
     // The head (tied to wte) and the loss as one op, over chunks of rows.
-    out.loss = linear_cross_entropy(h, wte->weight, in.labels, -100, in.label_smoothing);
+    out.loss = linear_cross_entropy(
+        h, wte->weight, in.labels, -100, in.label_smoothing, 0,
+        in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr);
     return out;
   }
   out.logits = linear(h, wte->weight);  // the LM head is tied to wte

@@ -7,6 +7,8 @@
 
 namespace heed::nn {
 
+enum class HeadOutputs { logits, predictions, loss_only };
+
 struct ModelInputs {
   Tensor input_ids;
   Tensor attention_mask;          // optional
@@ -23,16 +25,20 @@ struct ModelInputs {
   double label_smoothing = 0.0;
   // Return each layer's attention probabilities (Hugging Face's output_attentions).
   bool output_attentions = false;
-  // With labels, false when the caller reads only the loss (a training step): a model may then
-  // leave ModelOutputs::logits undefined. GPT then fuses its head with the cross-entropy
+  // With labels, what the caller reads besides the loss: the logits, or only each row's arg max
+  // (evaluation's metrics), or nothing (a training step). Without logits a model may leave
+  // ModelOutputs::logits undefined: GPT then fuses its head with the cross-entropy
   // (linear_cross_entropy), so that its [B, T, vocab] logits are never held whole.
-  bool need_logits = true;
+  HeadOutputs head_outputs = HeadOutputs::logits;
 };
 
 struct ModelOutputs {
   Tensor logits;
   Tensor loss;    // scalar, when labels were given
   Tensor labels;  // the labels matching `logits` row by row, when only_labeled_logits
+  // With HeadOutputs::predictions and no logits returned: each row's arg max (i64, shaped as
+  // the labels).
+  Tensor predictions;
   // With output_attentions, per layer [B, heads, T_query, T_key]: the self-attention of BERT
   // and GPT and of the encoder-decoder's encoder; the decoder's causal self-attention; its
   // cross-attention to the encoder.

@@ -108,7 +108,7 @@ TEST(LinearCrossEntropy, BackwardScalesByTheIncomingGradient) {
   EXPECT_LT(error_relative_to_largest(scaled.weight_grad, mul(once.weight_grad, 0.25)), 1e-15);
 }
 
-TEST(LinearCrossEntropy, TakesBatchedInputAndComputesNoGradientWithoutGradMode) {
+TEST(LinearCrossEntropy, TakesBatchedInputAndGivesPredictionsAndNoGradientWithoutGradMode) {
   const Tensor x = random_tensor({2, 3, 8}, 41, DType::f32),
                w = random_tensor({11, 8}, 42, DType::f32);
   const Tensor targets = from_vector<int64_t>({1, 10, -100, 0, 4, 4}, {2, 3});
@@ -116,9 +116,12 @@ TEST(LinearCrossEntropy, TakesBatchedInputAndComputesNoGradientWithoutGradMode) 
   Tensor leaf = x.clone();
   leaf.set_requires_grad(true);
   NoGradGuard no_grad;
-  const Tensor loss = linear_cross_entropy(leaf, w, targets, -100, 0.0, 4);
+  Tensor predictions;
+  const Tensor loss = linear_cross_entropy(leaf, w, targets, -100, 0.0, 4, &predictions);
   EXPECT_NEAR(loss.item(), expected, 1e-6 * expected);
   EXPECT_EQ(loss.grad_fn(), nullptr);
+  ASSERT_EQ(predictions.shape(), targets.shape());
+  EXPECT_EQ(predictions.to_vector<int64_t>(), argmax(linear(x, w), -1).to_vector<int64_t>());
 }
 
 TEST(LinearCrossEntropy, NoTargetThatCountsIsANan) {

@@ -170,7 +170,7 @@ TEST(Gradcheck, GPTEndToEndWithoutLogits) {
                  .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
                  .labels = ids({1, 5, 4, 3, 2, 6, 3, -100}, {2, 4}),
                  .label_smoothing = 0.1,
-                 .need_logits = false};
+                 .head_outputs = HeadOutputs::loss_only};
   expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
                    with_parameters({}, model));
 }

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "autograd/grad_mode.h"
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
@@ -153,8 +154,8 @@ TEST(Models, GPTIsCausalAndIgnoresPaddedPositions) {
 }
 
 TEST(Models, GPTLossWithoutLogitsIsTheSameLossAndGradients) {
-  // need_logits = false fuses the head with the cross-entropy (what a training step runs): the
-  // loss and every parameter's gradient agree with the logits path to f32 rounding.
+  // HeadOutputs::loss_only fuses the head with the cross-entropy (what a training step runs):
+  // the loss and every parameter's gradient agree with the logits path to f32 rounding.
   GPT2Config c;
   c.vocab_size = 40;
   c.n_positions = 8;
@@ -168,8 +169,11 @@ TEST(Models, GPTLossWithoutLogitsIsTheSameLossAndGradients) {
   double losses[2];
   for (int fused = 0; fused < 2; ++fused) {
     GPT model(c, 9);
-    ModelOutputs out = model.forward(
-        {.input_ids = ids, .labels = labels, .label_smoothing = 0.1, .need_logits = fused == 0});
+    ModelOutputs out =
+        model.forward({.input_ids = ids,
+                       .labels = labels,
+                       .label_smoothing = 0.1,
+                       .head_outputs = fused ? HeadOutputs::loss_only : HeadOutputs::logits});
     EXPECT_EQ(out.logits.defined(), fused == 0);
     losses[fused] = out.loss.item();
     out.loss.backward();
@@ -186,6 +190,29 @@ TEST(Models, GPTLossWithoutLogitsIsTheSameLossAndGradients) {
       EXPECT_NEAR(grads[1][i][j], grads[0][i][j], 1e-5 * largest) << "parameter " << i;
     }
   }
+}
+
+TEST(Models, GPTEvaluationGetsPredictionsWithoutLogits) {
+  // HeadOutputs::predictions (what evaluation asks for): the same loss, and each position's
+  // arg max of the logits the default path returns.
+  GPT2Config c;
+  c.vocab_size = 40;
+  c.n_positions = 8;
+  c.n_embd = 16;
+  c.n_layer = 2;
+  c.n_head = 2;
+  GPT model(c, 10);
+  model.eval();
+  NoGradGuard no_grad;
+  const Tensor ids = from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5});
+  const Tensor labels = from_vector<int64_t>({2, 3, 4, 5, -100, 7, 8, 9, 10, 39}, {2, 5});
+  const ModelOutputs full = model.forward({.input_ids = ids, .labels = labels});
+  const ModelOutputs fused =
+      model.forward({.input_ids = ids, .labels = labels, .head_outputs = HeadOutputs::predictions});
+  EXPECT_FALSE(fused.logits.defined());
+  EXPECT_NEAR(fused.loss.item(), full.loss.item(), 1e-6 * full.loss.item());
+  ASSERT_EQ(fused.predictions.shape(), labels.shape());
+  EXPECT_EQ(fused.predictions.to_vector<int64_t>(), argmax(full.logits, -1).to_vector<int64_t>());
 }
 
 TEST(Models, SequenceLongerThanPositionsIsAClearError) {

@@ -44,7 +44,7 @@ class MaskedLmTask final : public TrainingTask {
     nn::ModelInputs in = to_model_inputs(batch);
     in.only_labeled_logits = true;
     in.label_smoothing = request.label_smoothing;
-    in.need_logits = request.need_logits;
+    in.head_outputs = request.outputs;
     nn::ModelOutputs out = model.forward(in);
     return {.loss = out.loss,
             .logits = out.logits,

@@ -19,12 +19,13 @@ BatchLoss TrainingTask::loss(const nn::PretrainedModel& model, const data::Batch
                              const LossRequest& request) const {
   nn::ModelInputs in = to_model_inputs(batch);
   in.label_smoothing = request.label_smoothing;
-  in.need_logits = request.need_logits;
+  in.head_outputs = request.outputs;
   nn::ModelOutputs out = model.forward(in);
   BatchLoss r;
   r.targets = batch.num_target_tokens;
   r.loss = out.loss;
   r.logits = out.logits;
+  r.predictions = out.predictions;
   // A model that picks its labels (masked-LM at labelled rows) returns them aligned with its
   // logits.
   r.labels = out.labels.defined() ? out.labels : in.labels;

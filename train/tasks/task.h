@@ -22,18 +22,20 @@
 
 namespace heed::train {
 
-// The loss of one batch, with the logits and labels its metrics need (aligned: row i of the
-// logits predicts label i). The logits may be undefined when the request did not need them.
+// The loss of one batch, with the logits or predictions and the labels its metrics need
+// (aligned: row i of the logits predicts label i). With a request for less than the logits,
+// a model may return only the predictions (each row's arg max), or neither.
 struct BatchLoss {
-  Tensor loss, logits, labels;
+  Tensor loss, logits, predictions, labels;
   int64_t targets = 0;
 };
 
 // Label smoothing is for the training loss only: evaluation asks for 0 and reports the plain
-// NLL, and asks for the logits (its metrics read them), which a training step does not.
+// NLL, and asks for predictions (its metrics read each row's arg max); a training step asks
+// for the loss only.
 struct LossRequest {
   double label_smoothing = 0.0;
-  bool need_logits = true;
+  nn::HeadOutputs outputs = nn::HeadOutputs::logits;
 };
 
 // What reading one split of the data needs from the run.
