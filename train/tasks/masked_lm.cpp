@@ -48,6 +48,7 @@ class MaskedLmTask final : public TrainingTask {
     nn::ModelOutputs out = model.forward(in);
     return {.loss = out.loss,
             .logits = out.logits,
+            .predictions = out.predictions,
             .labels = out.labels,
             .targets = batch.num_target_tokens};
   }
