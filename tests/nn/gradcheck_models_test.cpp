@@ -136,26 +136,10 @@ TEST(Gradcheck, BertForTokenClassificationEndToEnd) {
                    with_parameters({}, model));
 }
 
-TEST(Gradcheck, GPTEndToEnd) {
-  GPT2Config c;
-  c.vocab_size = 7;
-  c.n_positions = 5;
-  c.n_embd = 4;
-  c.n_layer = 1;
-  c.n_head = 2;
-  c.n_inner = 6;
-  c.resid_pdrop = c.embd_pdrop = c.attn_pdrop = 0.0;
-  GPT model(c, 26, DType::f64);
-  spread_parameters(model, 27);
-  ModelInputs in{.input_ids = ids({1, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
-                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
-                 .labels = ids({1, 5, 4, 3, 2, 6, 3, -100}, {2, 4})};
-  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
-                   with_parameters({}, model));
-}
+namespace {
 
-TEST(Gradcheck, GPTEndToEndWithoutLogits) {
-  // The training step's path: the head fused with the cross-entropy (linear_cross_entropy).
+// A one-layer f64 GPT's loss, with the head as `outputs` asks for it, checked end to end.
+void expect_gpt_gradcheck(HeadOutputs outputs, double label_smoothing) {
   GPT2Config c;
   c.vocab_size = 7;
   c.n_positions = 5;
@@ -169,10 +153,21 @@ TEST(Gradcheck, GPTEndToEndWithoutLogits) {
   ModelInputs in{.input_ids = ids({1, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
                  .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
                  .labels = ids({1, 5, 4, 3, 2, 6, 3, -100}, {2, 4}),
-                 .label_smoothing = 0.1,
-                 .head_outputs = HeadOutputs::loss_only};
+                 .label_smoothing = label_smoothing,
+                 .head_outputs = outputs};
   expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
                    with_parameters({}, model));
+}
+
+}  // namespace
+
+TEST(Gradcheck, GPTEndToEnd) {
+  expect_gpt_gradcheck(HeadOutputs::logits, 0.0);
+}
+
+TEST(Gradcheck, GPTEndToEndWithoutLogits) {
+  // The training step's path: the head fused with the cross-entropy (linear_cross_entropy).
+  expect_gpt_gradcheck(HeadOutputs::loss_only, 0.1);
 }
 
 TEST(Gradcheck, EncoderDecoderEndToEnd) {

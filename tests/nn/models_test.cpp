@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <utility>
 
 #include "autograd/grad_mode.h"
 #include "nn/models/bert.h"
@@ -18,6 +19,22 @@ std::map<std::string, Shape> shapes(const Module& m) {
   std::map<std::string, Shape> out;
   for (auto& [name, t] : m.named_parameters()) out[name] = t.shape();
   return out;
+}
+
+GPT2Config small_gpt(int64_t vocab_size) {
+  GPT2Config c;
+  c.vocab_size = vocab_size;
+  c.n_positions = 8;
+  c.n_embd = 16;
+  c.n_layer = 2;
+  c.n_head = 2;
+  return c;
+}
+
+// Two rows of five ids for a vocabulary of 40, and their next-token labels (one ignored).
+std::pair<Tensor, Tensor> gpt_batch() {
+  return {from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5}),
+          from_vector<int64_t>({2, 3, 4, 5, -100, 7, 8, 9, 10, 39}, {2, 5})};
 }
 
 BertConfig small_bert() {
@@ -138,13 +155,7 @@ TEST(Models, EncoderDecoderHasBartNamesSharedEmbeddingsAndFinalLogitsBias) {
 }
 
 TEST(Models, GPTIsCausalAndIgnoresPaddedPositions) {
-  GPT2Config c;
-  c.vocab_size = 20;
-  c.n_positions = 8;
-  c.n_embd = 16;
-  c.n_layer = 2;
-  c.n_head = 2;
-  GPT model(c, 6);
+  GPT model(small_gpt(20), 6);
   model.eval();
   Tensor a = from_vector<int64_t>({1, 2, 3, 4, 5}, {1, 5});
   Tensor b = from_vector<int64_t>({1, 2, 3, 9, 9}, {1, 5});
@@ -156,15 +167,9 @@ TEST(Models, GPTIsCausalAndIgnoresPaddedPositions) {
 TEST(Models, GPTLossWithoutLogitsIsTheSameLossAndGradients) {
   // HeadOutputs::loss_only fuses the head with the cross-entropy (what a training step runs):
   // the loss and every parameter's gradient agree with the logits path to f32 rounding.
-  GPT2Config c;
-  c.vocab_size = 40;
-  c.n_positions = 8;
-  c.n_embd = 16;
-  c.n_layer = 2;
-  c.n_head = 2;
+  GPT2Config c = small_gpt(40);
   c.resid_pdrop = c.embd_pdrop = c.attn_pdrop = 0.0;
-  const Tensor ids = from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5});
-  const Tensor labels = from_vector<int64_t>({2, 3, 4, 5, -100, 7, 8, 9, 10, 39}, {2, 5});
+  const auto [ids, labels] = gpt_batch();
   std::vector<std::vector<float>> grads[2];
   double losses[2];
   for (int fused = 0; fused < 2; ++fused) {
@@ -195,17 +200,10 @@ TEST(Models, GPTLossWithoutLogitsIsTheSameLossAndGradients) {
 TEST(Models, GPTEvaluationGetsPredictionsWithoutLogits) {
   // HeadOutputs::predictions (what evaluation asks for): the same loss, and each position's
   // arg max of the logits the default path returns.
-  GPT2Config c;
-  c.vocab_size = 40;
-  c.n_positions = 8;
-  c.n_embd = 16;
-  c.n_layer = 2;
-  c.n_head = 2;
-  GPT model(c, 10);
+  GPT model(small_gpt(40), 10);
   model.eval();
   NoGradGuard no_grad;
-  const Tensor ids = from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5});
-  const Tensor labels = from_vector<int64_t>({2, 3, 4, 5, -100, 7, 8, 9, 10, 39}, {2, 5});
+  const auto [ids, labels] = gpt_batch();
   const ModelOutputs full = model.forward({.input_ids = ids, .labels = labels});
   const ModelOutputs fused =
       model.forward({.input_ids = ids, .labels = labels, .head_outputs = HeadOutputs::predictions});
