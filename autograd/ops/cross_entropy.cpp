@@ -10,6 +10,7 @@
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/ops/cross_entropy_row.h"
 #include "autograd/profile.h"
 
 namespace heed {
@@ -89,9 +90,7 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in, int64_t 
       const T sum_x = rows::sum(xr, classes);
       l[r] = m + std::log(s);
       if (targets[r] == ignore_index) return;
-      const double nll = static_cast<double>(l[r] - xr[targets[r]]);
-      const double smooth = static_cast<double>(l[r]) - static_cast<double>(sum_x) / classes;
-      row_loss[r] = (1.0 - label_smoothing) * nll + label_smoothing * smooth;
+      row_loss[r] = smoothed_row_loss(l[r], xr[targets[r]], sum_x, classes, label_smoothing);
     });
     for (double v : row_loss) total += v;
   });

@@ -17,6 +17,7 @@
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/ops/cross_entropy_row.h"
 #include "autograd/ops/linear_impl.h"
 #include "autograd/ops/matmul_impl.h"
 #include "autograd/profile.h"
@@ -98,9 +99,7 @@ double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowO
     }
   }
   if (ignored) return 0.0;
-  const double lse = static_cast<double>(m) + std::log(static_cast<double>(s));
-  const double nll = lse - static_cast<double>(at_target);
-  const double smooth = lse - static_cast<double>(sum_x) / static_cast<double>(classes);
+  const double loss = smoothed_row_loss<T>(m + std::log(s), at_target, sum_x, classes, o.smoothing);
   if (o.gradient) {
     const T factor = static_cast<T>(o.scale / static_cast<double>(s));
     const T off = static_cast<T>(o.scale * o.smoothing / static_cast<double>(classes));
@@ -109,13 +108,13 @@ double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowO
       if (rounded != nullptr) {
         for (int64_t c = 0; c < classes; ++c) rounded[c].bits = bf16_bits_of(row[c] * factor - off);
         rounded[target].bits = bf16_bits_of(row[target] * factor - off - at_target_factor);
-        return (1.0 - o.smoothing) * nll + o.smoothing * smooth;
+        return loss;
       }
     }
     for (int64_t c = 0; c < classes; ++c) row[c] = row[c] * factor - off;
     row[target] -= at_target_factor;
   }
-  return (1.0 - o.smoothing) * nll + o.smoothing * smooth;
+  return loss;
 }
 
 }  // namespace
@@ -169,7 +168,8 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   Tensor x_operand = x.contiguous().reshape({rows, in_features});
   const bool bf16_products = x.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16;
   if (bf16_products) x_operand = shared_bf16_copy(x_operand);
-  Tensor gx = x_grad ? Tensor::empty({rows, in_features}, x.dtype()) : Tensor();
+  // The input gradient: the single chunk's own, or the chunks' written into one tensor.
+  Tensor gx;
   Tensor gw;  // the first chunk's weight gradient, then the sum over the chunks
   Tensor predicted = predictions ? Tensor::empty({rows}, DType::i64) : Tensor();
 
@@ -205,13 +205,19 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     linear_gradient_products(g_operand, x_chunk, weight, WeightLayout::out_in,
                              Shape{n, in_features}, x_grad ? &gx_chunk : nullptr,
                              w_grad ? &gw_chunk : nullptr);
-    if (x_grad) gx.slice(0, begin, end).copy_(gx_chunk);
+    if (x_grad && n == rows) {
+      gx = gx_chunk;
+    } else if (x_grad) {
+      if (!gx.defined()) gx = Tensor::empty({rows, in_features}, x.dtype());
+      gx.slice(0, begin, end).copy_(gx_chunk);
+    }
     if (w_grad && gw.defined()) {
       gw.add_(gw_chunk);
     } else if (w_grad) {
       gw = gw_chunk;
     }
   }
+  if (x_grad && !gx.defined()) gx = Tensor::empty({rows, in_features}, x.dtype());
   if (w_grad && !gw.defined()) gw = Tensor::empty(weight.shape(), weight.dtype()).zero_();
   // No target counts: 0/0, a NaN, as cross_entropy and PyTorch report it.
   const double loss = count > 0 ? total / count : std::numeric_limits<double>::quiet_NaN();
