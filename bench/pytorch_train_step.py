@@ -441,6 +441,9 @@ def main():
         ("precision", a.precision),
         ("threads", torch.get_num_threads()),
         ("tokens_per_step", tokens_per_step(s)),
+        # The model's FLOPs (the comparison's equal-work check) and what this program runs:
+        # the same here, as a plain implementation runs every product.
+        ("model_flops_per_step", flops_per_step(s)),
         ("flops_per_step", flops_per_step(s)),
         ("parameters", sum(p.numel() for p in params)),
         ("forward_ms", ms(forward_s)),

@@ -62,7 +62,8 @@ MultiHeadAttention::MultiHeadAttention(const AttentionOptions& opts, Generator& 
 
 AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& key_value,
                                             const Tensor& key_padding_mask, bool causal,
-                                            bool need_weights, AttentionCache* cache) const {
+                                            bool need_weights, AttentionCache* cache,
+                                            const Tensor& output_rows) const {
   const int64_t C = options.embed_dim, heads = options.num_heads;
   const bool cross = key_value.defined();
   const Tensor& kv = cross ? key_value : query;
@@ -119,6 +120,7 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
                                    dropout_generator.get(), need_weights ? &out.probs : nullptr);
   // [B, h, Tq, d] -> [B, Tq, h, d] -> [B, Tq, C]
   Tensor merged = context.permute({0, 2, 1, 3}).reshape({B, Tq, C});
+  if (output_rows.defined()) merged = embedding(merged.reshape({B * Tq, C}), output_rows);
   out.output = out_proj->forward(merged);
   // Only a step that went through grows the cache: after an error it is as it was.
   if (cache && !reuse_keys) {

@@ -54,7 +54,7 @@ struct AttentionOptions {
 };
 
 struct AttentionOutput {
-  Tensor output;  // [B, Tq, C]
+  Tensor output;  // [B, Tq, C], or [M, C] for M output rows
   Tensor probs;   // [B, h, Tq, Tk], only when asked for
 };
 
@@ -70,9 +70,12 @@ class MultiHeadAttention : public Module {
   // last keys); cross-attention projects key_value into an empty cache and reuses it after
   // (a cache belongs to one memory). Decoding runs under NoGradGuard: with gradients on, the
   // cache would hold every step's graph.
+  // output_rows (i64 [M], indices into the flattened [B * Tq] queries), if given, keeps only
+  // those rows: the output projection runs on them alone and `output` is [M, C].
   AttentionOutput forward(const Tensor& query, const Tensor& key_value = Tensor(),
                           const Tensor& key_padding_mask = Tensor(), bool causal = false,
-                          bool need_weights = false, AttentionCache* cache = nullptr) const;
+                          bool need_weights = false, AttentionCache* cache = nullptr,
+                          const Tensor& output_rows = Tensor()) const;
 
   AttentionOptions options;
   int64_t head_dim;

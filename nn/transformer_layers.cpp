@@ -10,10 +10,14 @@ std::shared_ptr<LayerNorm> make_norm(const LayerOptions& o) {
 }
 
 // One residual block: post-LN computes norm(x + block(x)); pre-LN computes x + block(norm(x)).
+// `skip` is the residual's own input when the block keeps fewer rows than it reads (x's
+// rows that the block's output stands for); by default x itself.
 template <typename Block>
-Tensor residual(const Tensor& x, const LayerNorm& norm, bool norm_first, Block block) {
-  if (norm_first) return add(x, block(norm.forward(x)));
-  return norm.forward(add(x, block(x)));
+Tensor residual(const Tensor& x, const LayerNorm& norm, bool norm_first, Block block,
+                const Tensor& skip = Tensor()) {
+  const Tensor& through = skip.defined() ? skip : x;
+  if (norm_first) return add(through, block(norm.forward(x)));
+  return norm.forward(add(through, block(x)));
 }
 
 }  // namespace
@@ -34,13 +38,20 @@ EncoderLayer::EncoderLayer(const LayerOptions& opts, Generator& init,
 }
 
 Tensor EncoderLayer::forward(const Tensor& x, const Tensor& padding_mask, bool causal,
-                             Tensor* attention_probs, AttentionCache* cache) const {
-  Tensor h = residual(x, *attention_norm, options.norm_first, [&](const Tensor& in) {
-    AttentionOutput a =
-        attention->forward(in, Tensor(), padding_mask, causal, attention_probs != nullptr, cache);
-    if (attention_probs) *attention_probs = a.probs;
-    return dropout->forward(a.output);
-  });
+                             Tensor* attention_probs, AttentionCache* cache,
+                             const Tensor& output_rows) const {
+  // The kept rows of x, [M, C], for the residual sum around attention.
+  const Tensor skip =
+      output_rows.defined() ? embedding(x.reshape({-1, x.size(-1)}), output_rows) : Tensor();
+  Tensor h = residual(
+      x, *attention_norm, options.norm_first,
+      [&](const Tensor& in) {
+        AttentionOutput a = attention->forward(in, Tensor(), padding_mask, causal,
+                                               attention_probs != nullptr, cache, output_rows);
+        if (attention_probs) *attention_probs = a.probs;
+        return dropout->forward(a.output);
+      },
+      skip);
   return residual(h, *final_norm, options.norm_first,
                   [&](const Tensor& in) { return feed_forward->forward(in); });
 }

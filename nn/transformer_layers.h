@@ -38,9 +38,13 @@ class EncoderLayer : public Module {
                std::shared_ptr<Generator> dropout_generator);
   // x [B, T, C]; padding_mask [B, T] (1 = token) or undefined; causal for decoder-only stacks.
   // With a cache (decoding), x holds only the new positions and padding_mask covers the
-  // cached ones too.
+  // cached ones too. output_rows (i64 [M], indices into the flattened [B * T] positions), if
+  // given, returns only those rows, [M, C]: every position still serves as a key and value,
+  // but everything after attention runs on the M rows alone (the last layer under a head
+  // that reads a few positions: masked-LM labels, [CLS]).
   Tensor forward(const Tensor& x, const Tensor& padding_mask = Tensor(), bool causal = false,
-                 Tensor* attention_probs = nullptr, AttentionCache* cache = nullptr) const;
+                 Tensor* attention_probs = nullptr, AttentionCache* cache = nullptr,
+                 const Tensor& output_rows = Tensor()) const;
 
   LayerOptions options;
   std::shared_ptr<MultiHeadAttention> attention;

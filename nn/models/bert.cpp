@@ -121,20 +121,23 @@ BertModel::BertModel(const BertConfig& c, Generator& init, std::shared_ptr<Gener
 }
 
 Tensor BertModel::forward(const Tensor& input_ids, const Tensor& attention_mask,
-                          const Tensor& token_type_ids, std::vector<Tensor>* attentions) const {
+                          const Tensor& token_type_ids, std::vector<Tensor>* attentions,
+                          const Tensor& output_rows) const {
   Tensor h = embeddings->forward(input_ids, token_type_ids);
   const Tensor mask = keep_mask(attention_mask);
-  for (const auto& layer : layers) {
+  for (size_t i = 0; i < layers.size(); ++i) {
     Tensor probs;
-    h = layer->forward(h, mask, false, attentions ? &probs : nullptr);
+    const bool last = i + 1 == layers.size();
+    h = layers[i]->forward(h, mask, false, attentions ? &probs : nullptr, nullptr,
+                           last ? output_rows : Tensor());
     if (attentions) attentions->push_back(probs);
   }
   return h;
 }
 
-Tensor BertModel::pool(const Tensor& hidden) const {
+Tensor BertModel::pool(const Tensor& cls) const {
   HEED_CHECK(pooler != nullptr, "BERT: this model was built without a pooling layer");
-  return tanh(pooler->forward(hidden.select(1, 0)));
+  return tanh(pooler->forward(cls));
 }
 
 BertForMaskedLM::BertForMaskedLM(const BertConfig& c, uint64_t seed, DType dtype) {
@@ -154,11 +157,11 @@ BertForMaskedLM::BertForMaskedLM(const BertConfig& c, uint64_t seed, DType dtype
 
 ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
   ModelOutputs out;
-  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
-                           in.output_attentions ? &out.attentions : nullptr);
+  std::vector<Tensor>* attentions = in.output_attentions ? &out.attentions : nullptr;
   if (in.only_labeled_logits && in.labels.defined()) {
-    // Gather the labelled rows (an embedding lookup into the hidden states, whose backward
-    // scatters the gradient back) and run the head on those alone.
+    // Only the labelled rows reach the loss: the last layer computes them alone after its
+    // attention (an embedding lookup picks them; its backward scatters the gradient back),
+    // and the head runs on them alone.
     std::vector<int64_t> labels = in.labels.to_vector<int64_t>(), rows, kept;
     for (size_t i = 0; i < labels.size(); ++i) {
       if (labels[i] != -100) {
@@ -168,13 +171,15 @@ ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
     }
     const int64_t M = static_cast<int64_t>(rows.size());
     out.labels = from_vector<int64_t>(kept, {M});
-    Tensor picked = embedding(h.reshape({-1, h.size(-1)}), from_vector<int64_t>(rows, {M}));
+    Tensor picked = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids, attentions,
+                                  from_vector<int64_t>(rows, {M}));
     picked = transform_norm->forward(
         activate(transform->forward(picked), parse_activation(config.hidden_act)));
     out.logits = linear(picked, bert->embeddings->word_embeddings->weight, decoder_bias);
     out.loss = cross_entropy(out.logits, out.labels, -100, in.label_smoothing);
     return out;
   }
+  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids, attentions);
   h = transform_norm->forward(activate(transform->forward(h), parse_activation(config.hidden_act)));
   // The decoder is tied to the word embeddings: logits = h E^T + b.
   out.logits = linear(h, bert->embeddings->word_embeddings->weight, decoder_bias);
@@ -207,9 +212,16 @@ BertForSequenceClassification::BertForSequenceClassification(const BertConfig& c
 
 ModelOutputs BertForSequenceClassification::forward(const ModelInputs& in) const {
   ModelOutputs out;
-  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
-                           in.output_attentions ? &out.attentions : nullptr);
-  out.logits = classifier->forward(dropout->forward(bert->pool(h)));
+  // Only the [CLS] rows reach the head: the last layer computes them alone after attention.
+  HEED_CHECK(in.input_ids.dim() == 2, "BERT: input_ids must be [B, T], got {}",
+             in.input_ids.shape_str());
+  const int64_t B = in.input_ids.size(0), T = in.input_ids.size(1);
+  std::vector<int64_t> cls_rows(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) cls_rows[static_cast<size_t>(b)] = b * T;
+  Tensor cls = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
+                             in.output_attentions ? &out.attentions : nullptr,
+                             from_vector<int64_t>(cls_rows, {B}));
+  out.logits = classifier->forward(dropout->forward(bert->pool(cls)));
   if (in.labels.defined()) {
     if (config.num_labels == 1) {
       Tensor target = in.labels.reshape({-1, 1}).to(out.logits.dtype());

@@ -85,12 +85,14 @@ class BertModel : public Module {
   BertModel(const BertConfig& config, Generator& init, std::shared_ptr<Generator> dropout_gen,
             bool add_pooling_layer, DType dtype = DType::f32);
   // Returns the last hidden states [B, T, H]; `attentions`, if given, receives each layer's
-  // attention probabilities [B, h, T, T].
+  // attention probabilities [B, h, T, T]. With output_rows (i64 [M], indices into the
+  // flattened [B * T] positions) it returns those rows alone, [M, H], and the last layer
+  // computes nothing after its attention for the other rows.
   Tensor forward(const Tensor& input_ids, const Tensor& attention_mask = Tensor(),
-                 const Tensor& token_type_ids = Tensor(),
-                 std::vector<Tensor>* attentions = nullptr) const;
-  // tanh(dense(h[:, 0])): the [CLS] summary for sequence classification.
-  Tensor pool(const Tensor& hidden) const;
+                 const Tensor& token_type_ids = Tensor(), std::vector<Tensor>* attentions = nullptr,
+                 const Tensor& output_rows = Tensor()) const;
+  // tanh(dense(cls)) for the [CLS] rows [B, H]: the summary for sequence classification.
+  Tensor pool(const Tensor& cls) const;
 
   BertConfig config;
   std::shared_ptr<BertEmbeddings> embeddings;

@@ -16,9 +16,10 @@ struct ModelInputs {
   Tensor labels;                  // optional: the loss is computed when present
   Tensor decoder_input_ids;       // encoder-decoder only
   Tensor decoder_attention_mask;  // encoder-decoder only, optional
-  // Masked LM with labels: compute the prediction head only at the labelled positions
-  // (15% of them), which saves most of the head's cost. The logits are then [M, V] for the
-  // M labelled positions in row-major order, and ModelOutputs::labels holds their labels.
+  // Masked LM with labels: compute the prediction head, and the last layer after its
+  // attention, only at the labelled positions (15% of them); the other positions' outputs
+  // never reach the loss. The logits are then [M, V] for the M labelled positions in
+  // row-major order, and ModelOutputs::labels holds their labels.
   bool only_labeled_logits = false;
   // The cross-entropy losses become PyTorch's cross_entropy(label_smoothing=ε); a regression
   // head's MSE loss ignores it.

@@ -77,8 +77,23 @@ struct Tolerance {
 constexpr Tolerance kF32{1e-4, 1e-4, 1e-3, 1e-5};
 constexpr Tolerance kBf16{3e-2, 1e-2, 3e-2, 1e-2};
 
+// The rows of [B, T, V] logits whose label is not -100, as [M, V]: what a masked-LM model
+// returns with only_labeled_logits.
+Tensor labelled_rows(const Tensor& logits, const Tensor& labels) {
+  std::vector<int64_t> kept;
+  const std::vector<int64_t> all = labels.to_vector<int64_t>();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i] != -100) kept.push_back(static_cast<int64_t>(i));
+  }
+  const int64_t M = static_cast<int64_t>(kept.size());
+  return embedding(logits.reshape({-1, logits.size(-1)}), from_vector<int64_t>(kept, {M}));
+}
+
 // Runs the fixture: load weights, forward, compare, backward, compare every gradient.
-void check_fixture(const std::string& file_name, MatmulPrecision precision = MatmulPrecision::f32) {
+// only_labeled_logits runs the masked-LM path that training takes (the last layer and the
+// head on the labelled rows alone) against the same PyTorch outputs.
+void check_fixture(const std::string& file_name, MatmulPrecision precision = MatmulPrecision::f32,
+                   bool only_labeled_logits = false) {
   const Tolerance tol = precision == MatmulPrecision::bf16 ? kBf16 : kF32;
   heed::testing::MatmulPrecisionScope products(precision);
   SafetensorsFile file(fixture(file_name));
@@ -98,8 +113,11 @@ void check_fixture(const std::string& file_name, MatmulPrecision precision = Mat
     in.decoder_input_ids = file.get("input.decoder_input_ids");
     in.decoder_attention_mask = file.get("input.decoder_attention_mask");
   }
+  in.only_labeled_logits = only_labeled_logits;
   ModelOutputs out = model->forward(in);
-  const Tensor want_logits = file.get("output.logits");
+  const Tensor want_logits = only_labeled_logits
+                                 ? labelled_rows(file.get("output.logits"), in.labels)
+                                 : file.get("output.logits");
   const double logit_scale = precision == MatmulPrecision::bf16
                                  ? max_abs(want_logits.to_vector<double>())
                                  : 1.0;  // f32: absolute, as the fixtures were first checked
@@ -147,6 +165,9 @@ void check_fixture(const std::string& file_name, MatmulPrecision precision = Mat
 TEST(Fixtures, BertForMaskedLMMatchesPyTorch) {
   check_fixture("bert_mlm.safetensors");
 }
+TEST(Fixtures, BertForMaskedLMOnLabelledRowsMatchesPyTorch) {
+  check_fixture("bert_mlm.safetensors", MatmulPrecision::f32, /*only_labeled_logits=*/true);
+}
 TEST(Fixtures, BertForSequenceClassificationMatchesPyTorch) {
   check_fixture("bert_classify.safetensors");
 }
@@ -159,6 +180,9 @@ TEST(Fixtures, EncoderDecoderMatchesPyTorch) {
 
 TEST(Fixtures, BertForMaskedLMMatchesPyTorchInBf16) {
   check_fixture("bert_mlm.safetensors", MatmulPrecision::bf16);
+}
+TEST(Fixtures, BertForMaskedLMOnLabelledRowsMatchesPyTorchInBf16) {
+  check_fixture("bert_mlm.safetensors", MatmulPrecision::bf16, /*only_labeled_logits=*/true);
 }
 TEST(Fixtures, BertForSequenceClassificationMatchesPyTorchInBf16) {
   check_fixture("bert_classify.safetensors", MatmulPrecision::bf16);

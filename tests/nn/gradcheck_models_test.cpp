@@ -57,6 +57,21 @@ TEST(Gradcheck, EncoderLayerPreLNCausal) {
                    with_parameters({param({2, 3, 4}, 12)}, layer));
 }
 
+// With output rows the layer runs everything after attention on those rows alone; every
+// position still feeds the keys and values, so the gradient reaches all of x.
+TEST(Gradcheck, EncoderLayerOutputRows) {
+  for (bool norm_first : {false, true}) {
+    Generator init(30);
+    EncoderLayer layer(tiny_layer(norm_first), init, std::make_shared<Generator>(31));
+    spread_parameters(layer, 32);
+    Tensor mask = ids({1, 1, 1, 1, 1, 0}, {2, 3});
+    Tensor rows = ids({1, 3, 4}, {3});
+    expect_gradcheck(
+        [&](const Inputs& x) { return layer.forward(x[0], mask, false, nullptr, nullptr, rows); },
+        with_parameters({param({2, 3, 4}, 33)}, layer));
+  }
+}
+
 TEST(Gradcheck, DecoderLayer) {
   Generator init(13);
   DecoderLayer layer(tiny_layer(false), init, std::make_shared<Generator>(14));
