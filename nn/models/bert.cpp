@@ -1,5 +1,7 @@
 #include "nn/models/bert.h"
 
+#include <bit>
+
 #include "autograd/ops.h"
 #include "nn/models/config_json.h"
 #include "nn/positional.h"
@@ -41,6 +43,16 @@ Tensor position_ids(int64_t T, int64_t max_positions) {
   HEED_CHECK(T <= max_positions, "sequence of {} tokens is longer than max_position_embeddings {}",
              T, max_positions);
   return arange(0, T);
+}
+
+// The row count a gathered head runs at: `rows` rounded up to one of eight sizes per power of
+// two (at most 12.5% more). The number of masked positions changes from batch to batch, and
+// oneDNN builds (and keeps) kernels for each row count a product sees; rounded, a run sees a
+// few row counts instead of hundreds (docs/performance.md has the numbers).
+int64_t padded_row_count(int64_t rows) {
+  if (rows < 16) return rows;
+  const auto step = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(rows)) / 8);
+  return (rows + step - 1) / step * step;
 }
 
 Tensor masked_lm_loss(const Tensor& logits, const Tensor& labels, double label_smoothing) {
@@ -161,7 +173,8 @@ ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
   if (in.only_labeled_logits && in.labels.defined()) {
     // Only the labelled rows reach the loss: the last layer computes them alone after its
     // attention (an embedding lookup picks them; its backward scatters the gradient back),
-    // and the head runs on them alone.
+    // and the head runs on them alone. Repeats of the first row, labelled -100, pad them to
+    // a padded_row_count (they add nothing to the loss or the gradients).
     std::vector<int64_t> labels = in.labels.to_vector<int64_t>(), rows, kept;
     for (size_t i = 0; i < labels.size(); ++i) {
       if (labels[i] != -100) {
@@ -169,10 +182,13 @@ ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
         kept.push_back(labels[i]);
       }
     }
-    const int64_t M = static_cast<int64_t>(rows.size());
-    out.labels = from_vector<int64_t>(kept, {M});
+    const auto M = static_cast<int64_t>(rows.size());
+    rows.resize(static_cast<size_t>(padded_row_count(M)), M > 0 ? rows[0] : 0);
+    kept.resize(rows.size(), -100);
+    const auto padded = static_cast<int64_t>(rows.size());
+    out.labels = from_vector<int64_t>(kept, {padded});
     Tensor picked = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids, attentions,
-                                  from_vector<int64_t>(rows, {M}));
+                                  from_vector<int64_t>(rows, {padded}));
     picked = transform_norm->forward(
         activate(transform->forward(picked), parse_activation(config.hidden_act)));
     out.logits = linear(picked, bert->embeddings->word_embeddings->weight, decoder_bias);

@@ -18,8 +18,9 @@ struct ModelInputs {
   Tensor decoder_attention_mask;  // encoder-decoder only, optional
   // Masked LM with labels: compute the prediction head, and the last layer after its
   // attention, only at the labelled positions (15% of them); the other positions' outputs
-  // never reach the loss. The logits are then [M, V] for the M labelled positions in
-  // row-major order, and ModelOutputs::labels holds their labels.
+  // never reach the loss. The logits are then [M, V]: the labelled positions in row-major
+  // order, then (past 16, to one of a few row counts, so that the products' kernels are built
+  // once) repeats of the first, labelled -100; ModelOutputs::labels holds their labels.
   bool only_labeled_logits = false;
   // The cross-entropy losses become PyTorch's cross_entropy(label_smoothing=ε); a regression
   // head's MSE loss ignores it.

@@ -224,24 +224,32 @@ TEST(Models, GPTLossWithoutLogitsIsTheSameLossAndGradients) {
 
 TEST(Models, BertMaskedLMOnLabelledRowsIsTheSameLossAndGradients) {
   // only_labeled_logits (what a training step runs) computes the last layer after its
-  // attention, and the head, on the labelled rows alone: the loss and every parameter's
-  // gradient agree with the path that computes every row.
+  // attention, and the head, on the labelled rows alone, padded from 17 to 18 rows with a
+  // repeat labelled -100: the loss and every parameter's gradient agree with the path that
+  // computes every row.
   BertConfig c = small_bert();
   c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.0;
-  const Tensor ids = from_vector<int64_t>({2, 5, 4, 3, 2, 6, 3, 0, 7, 9, 11, 1}, {2, 6});
-  const Tensor mask = from_vector<int64_t>({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, {2, 6});
-  const Tensor labels =
-      from_vector<int64_t>({-100, 1, -100, -100, 40, -100, 5, -100, -100, 7, -100, -100}, {2, 6});
-  expect_same_loss_and_gradients([&] { return BertForMaskedLM(c, 11); },
-                                 [&](const BertForMaskedLM& model, bool sparse) {
-                                   ModelOutputs out =
-                                       model.forward({.input_ids = ids,
-                                                      .attention_mask = mask,
-                                                      .labels = labels,
-                                                      .only_labeled_logits = sparse});
-                                   EXPECT_EQ(out.logits.size(0), sparse ? 4 : 2);
-                                   return out;
-                                 });
+  std::vector<int64_t> ids(24), mask(24, 1), labels(24, -100);
+  for (int64_t i = 0; i < 24; ++i) ids[i] = (7 * i + 3) % 50;
+  mask[22] = mask[23] = 0;
+  for (int64_t i : {0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 17, 19, 21}) {
+    labels[i] = (11 * i + 5) % 50;
+  }
+  expect_same_loss_and_gradients(
+      [&] { return BertForMaskedLM(c, 11); },
+      [&](const BertForMaskedLM& model, bool sparse) {
+        ModelOutputs out = model.forward({.input_ids = from_vector<int64_t>(ids, {2, 12}),
+                                          .attention_mask = from_vector<int64_t>(mask, {2, 12}),
+                                          .labels = from_vector<int64_t>(labels, {2, 12}),
+                                          .only_labeled_logits = sparse});
+        EXPECT_EQ(out.logits.size(0), sparse ? 18 : 2);
+        if (sparse) {
+          const std::vector<int64_t> kept = out.labels.to_vector<int64_t>();
+          EXPECT_EQ(kept[16], labels[21]);
+          EXPECT_EQ(kept[17], -100);
+        }
+        return out;
+      });
 }
 
 TEST(Models, GPTEvaluationGetsPredictionsWithoutLogits) {
