@@ -193,6 +193,7 @@ void expect_same_loss_and_gradients(Make make, Forward forward) {
   for (const auto& g : grads[0]) model_largest = std::max(model_largest, largest(g));
   ASSERT_GT(model_largest, 0.0f);
   for (size_t i = 0; i < grads[0].size(); ++i) {
+    ASSERT_GT(largest(grads[0][i]), 0.0f) << "parameter " << i;
     // A key bias's gradient is zero in exact arithmetic (softmax cancels it): what it holds is
     // round-off, measured against the model's gradients instead of its own.
     const float scale = std::max(largest(grads[0][i]), 1e-3f * model_largest);
