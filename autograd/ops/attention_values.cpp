@@ -9,6 +9,7 @@
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/attention_softmax_rows.h"
@@ -39,7 +40,7 @@ Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_
           for (int64_t c0 = 0; c0 < width; c0 += kChunk) {
             const int64_t n = std::min(kChunk, width - c0);
             apply_keep_bits<float>(row_bits + c0 / 8, n, inv_keep, yr + c0, dropped);
-            round_to_bf16(dropped, n, orow + c0);
+            wide::round_to_bf16(dropped, n, orow + c0);
           }
           return;
         }

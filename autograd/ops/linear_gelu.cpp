@@ -7,6 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/gelu.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
@@ -21,6 +22,10 @@ namespace {
 // gelu op's backward reads it.
 template <GeluApproximation A, typename T, typename H>
 void gelu_gradient_row(const T* g, const H* h, int64_t cols, T* row) {
+  if constexpr (std::is_same_v<T, float>) {
+    wide::gelu_gradient(A == GeluApproximation::tanh, g, h, cols, row);
+    return;
+  }
   for (int64_t c = 0; c < cols; ++c) {
     T x;
     if constexpr (std::is_same_v<H, bf16>) {
@@ -104,15 +109,18 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
     constexpr int64_t kChunk = 16384;
     parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
       const int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
-      if (approximation == GeluApproximation::tanh) {
+      if constexpr (std::is_same_v<T, float>) {
+        wide::gelu(approximation == GeluApproximation::tanh, hp + begin, end - begin, o + begin);
+      } else if (approximation == GeluApproximation::tanh) {
         for (int64_t i = begin; i < end; ++i) o[i] = gelu_tanh(hp[i]);
       } else {
         for (int64_t i = begin; i < end; ++i) o[i] = gelu_erf(hp[i]);
       }
       if constexpr (std::is_same_v<T, float>) {
         if (keep_bf16) {
-          round_to_bf16(hp + begin, end - begin, h_saved.data<bf16>() + begin);
-          round_to_bf16(o + begin, end - begin, static_cast<bf16*>(out_rounded->data()) + begin);
+          wide::round_to_bf16(hp + begin, end - begin, h_saved.data<bf16>() + begin);
+          wide::round_to_bf16(o + begin, end - begin,
+                              static_cast<bf16*>(out_rounded->data()) + begin);
         }
       }
     });

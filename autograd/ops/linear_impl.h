@@ -7,6 +7,7 @@
 
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/wide_loops.h"
 #include "autograd/ops.h"
 
 namespace heed {
@@ -46,7 +47,11 @@ Tensor sum_gradient_rows(int64_t rows, int64_t cols, RowOf row_of, AfterRow afte
     T* block_scratch = scratch.data<T>() + b * cols;
     for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
       const T* row = row_of(r, block_scratch);
-      for (int64_t c = 0; c < cols; ++c) acc[c] += row[c];
+      if constexpr (std::is_same_v<T, float>) {
+        wide::add_to_sums(row, cols, acc);
+      } else {
+        for (int64_t c = 0; c < cols; ++c) acc[c] += row[c];
+      }
       after_row(r, row);
     }
   });
@@ -62,7 +67,7 @@ Tensor sum_gradient_rows(int64_t rows, int64_t cols, RowOf row_of, AfterRow afte
 // Writes row r of a bf16 [rows, cols] tensor from f32 `row`.
 inline void write_rounded_row(const Tensor& rounded, int64_t r, const float* row) {
   const int64_t cols = rounded.size(1);
-  round_to_bf16(row, cols, rounded.data<bf16>() + r * cols);
+  wide::round_to_bf16(row, cols, rounded.data<bf16>() + r * cols);
 }
 
 }  // namespace heed

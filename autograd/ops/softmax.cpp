@@ -11,6 +11,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/kernels/strided_loop.h"
+#include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/attention_softmax_rows.h"
@@ -218,7 +219,7 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
             float unrounded[kMaxDropoutDraws];
             apply_dropout_draws<float>(draws, count, threshold, inv_keep, probs_row + c0, unrounded,
                                        keep_bits);
-            round_to_bf16(unrounded, count, dropped_bf16 + r * tk + c0);
+            wide::round_to_bf16(unrounded, count, dropped_bf16 + r * tk + c0);
             continue;
           }
         }
@@ -251,6 +252,11 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
           if (keep_mask && !keep_mask[mask_base + c * mask_step]) v = neg_inf;
           orow[c] = v;
         }
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        wide::softmax_row(orow, limit, tk);  // all zeros when every key is removed
+        if (drop) dropout_row(r, orow);
+        return;
       }
       const T m = rows::max(static_cast<const T*>(orow), limit, neg_inf);
       if (m == neg_inf) {  // every key removed: no attention at all

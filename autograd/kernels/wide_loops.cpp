@@ -1,0 +1,64 @@
+// Each loop is compiled twice, for x86-64-v4 (AVX-512) and for the build's -march (AVX2), and
+// an ifunc resolver picks one when the library loads. Only these loops are built for AVX-512,
+// not the whole build (CMakeLists.txt says why). They are the elementwise and row passes that
+// a bf16 step spends most of its non-product time in (docs/performance.md).
+#include "autograd/kernels/wide_loops.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "autograd/kernels/fast_math.h"
+#include "autograd/kernels/gelu.h"
+#include "autograd/kernels/row_reduce.h"
+
+#define HEED_WIDE [[gnu::target_clones("arch=x86-64-v4", "default")]]
+
+namespace heed::wide {
+
+HEED_WIDE void gelu(bool tanh, const float* h, int64_t n, float* out) {
+  if (tanh) {
+    for (int64_t i = 0; i < n; ++i) out[i] = gelu_tanh(h[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = gelu_erf(h[i]);
+  }
+}
+
+HEED_WIDE void gelu_gradient(bool tanh, const float* g, const float* h, int64_t n, float* out) {
+  if (tanh) {
+    for (int64_t i = 0; i < n; ++i) out[i] = g[i] * gelu_tanh_grad(h[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = g[i] * gelu_erf_grad(h[i]);
+  }
+}
+
+HEED_WIDE void gelu_gradient(bool tanh, const float* g, const bf16* h, int64_t n, float* out) {
+  if (tanh) {
+    for (int64_t i = 0; i < n; ++i) out[i] = g[i] * gelu_tanh_grad(static_cast<float>(h[i]));
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = g[i] * gelu_erf_grad(static_cast<float>(h[i]));
+  }
+}
+
+HEED_WIDE void round_to_bf16(const float* __restrict src, int64_t n, bf16* __restrict dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i].bits = bf16_bits_of(src[i]);
+}
+
+HEED_WIDE void add_to_sums(const float* __restrict row, int64_t n, double* __restrict sums) {
+  for (int64_t i = 0; i < n; ++i) sums[i] += row[i];
+}
+
+HEED_WIDE bool softmax_row(float* row, int64_t limit, int64_t width) {
+  constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+  const float m = rows::max(static_cast<const float*>(row), limit, neg_inf);
+  if (m == neg_inf) {
+    std::fill(row, row + width, 0.0f);
+    return false;
+  }
+  for (int64_t c = 0; c < limit; ++c) row[c] = fast::exp_nonpositive(row[c] - m);
+  const float inv = 1.0f / rows::sum(static_cast<const float*>(row), limit);
+  for (int64_t c = 0; c < limit; ++c) row[c] *= inv;
+  std::fill(row + limit, row + width, 0.0f);
+  return true;
+}
+
+}  // namespace heed::wide

@@ -1,0 +1,29 @@
+#pragma once
+// Hot f32 loops built for AVX-512 as well as for the build's baseline (AVX2): the CPU picks
+// its version when the program loads (wide_loops.cpp). Each is the loop its caller ran inline
+// before, with the same arithmetic, so both versions give the same bits.
+#include <cstdint>
+
+#include "autograd/dtype.h"
+
+namespace heed::wide {
+
+// out[i] = gelu(h[i]), exact (erf) or tanh-approximated.
+void gelu(bool tanh, const float* h, int64_t n, float* out);
+
+// out[i] = g[i] * gelu'(h[i]), h in f32 or its bf16 rounding; out may be g.
+void gelu_gradient(bool tanh, const float* g, const float* h, int64_t n, float* out);
+void gelu_gradient(bool tanh, const float* g, const bf16* h, int64_t n, float* out);
+
+// dst[i] = bf16(src[i]), as round_to_bf16.
+void round_to_bf16(const float* src, int64_t n, bf16* dst);
+
+// sums[i] += row[i] in double.
+void add_to_sums(const float* row, int64_t n, double* sums);
+
+// row[0, limit) holds scaled, masked scores (-inf where removed): writes their softmax over
+// [0, limit) and zeros over [limit, width). Returns false, with the row all zeros, when every
+// score is -inf (no key to attend to).
+bool softmax_row(float* row, int64_t limit, int64_t width);
+
+}  // namespace heed::wide

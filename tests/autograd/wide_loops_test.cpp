@@ -1,0 +1,135 @@
+// The loops built for AVX-512 and AVX2 (kernels/wide_loops.cpp) against the same loops written
+// inline here, which this test's own build compiles for the baseline (AVX2) only: on an
+// AVX-512 CPU the library runs its AVX-512 version, and the two must agree to the bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "autograd/kernels/fast_math.h"
+#include "autograd/kernels/gelu.h"
+#include "autograd/kernels/row_reduce.h"
+#include "autograd/kernels/wide_loops.h"
+
+using namespace heed;
+
+namespace {
+
+// 1,000 values (not a multiple of any vector width) over GELU's interesting range, with the
+// edges: zeros of both signs, huge values, infinities and a NaN.
+std::vector<float> inputs() {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> x(1000);
+  for (float& v : x) v = normal(rng);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float edges[] = {0.0f, -0.0f, 1e30f, -1e30f, inf, -inf, std::nanf(""), 9.5f, -9.5f};
+  std::copy(std::begin(edges), std::end(edges), x.begin() + 500);
+  return x;
+}
+
+void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, const char* what) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    uint32_t x, y;
+    std::memcpy(&x, &a[i], 4);
+    std::memcpy(&y, &b[i], 4);
+    ASSERT_EQ(x, y) << what << " at " << i << ": " << a[i] << " vs " << b[i];
+  }
+}
+
+}  // namespace
+
+TEST(WideLoops, GeluAndItsGradientGiveTheBaselineBits) {
+  const std::vector<float> h = inputs();
+  std::vector<float> g(h.size());
+  for (size_t i = 0; i < g.size(); ++i) g[i] = 0.25f * static_cast<float>(i % 17) - 2.0f;
+  std::vector<bf16> h16(h.size());
+  for (size_t i = 0; i < h.size(); ++i) h16[i] = bf16(h[i]);
+  const int64_t n = static_cast<int64_t>(h.size());
+  for (bool tanh : {false, true}) {
+    SCOPED_TRACE(tanh ? "tanh" : "erf");
+    std::vector<float> wide_out(n), plain(n);
+    wide::gelu(tanh, h.data(), n, wide_out.data());
+    for (int64_t i = 0; i < n; ++i) plain[i] = tanh ? gelu_tanh(h[i]) : gelu_erf(h[i]);
+    expect_same_bits(wide_out, plain, "gelu");
+
+    wide::gelu_gradient(tanh, g.data(), h.data(), n, wide_out.data());
+    for (int64_t i = 0; i < n; ++i) {
+      plain[i] = g[i] * (tanh ? gelu_tanh_grad(h[i]) : gelu_erf_grad(h[i]));
+    }
+    expect_same_bits(wide_out, plain, "gelu gradient");
+
+    std::vector<float> in_place = g;  // out may be g
+    wide::gelu_gradient(tanh, in_place.data(), h16.data(), n, in_place.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const float x = static_cast<float>(h16[i]);
+      plain[i] = g[i] * (tanh ? gelu_tanh_grad(x) : gelu_erf_grad(x));
+    }
+    expect_same_bits(in_place, plain, "gelu gradient of a bf16 input, in place");
+  }
+}
+
+TEST(WideLoops, RoundingToBf16AndColumnSumsGiveTheBaselineBits) {
+  std::vector<float> x = inputs();
+  x[10] = 1.00390625f;  // exactly halfway between two bf16 values: rounds to even
+  x[11] = 1.01171875f;  // halfway the other way
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<bf16> wide_out(n), plain(n);
+  wide::round_to_bf16(x.data(), n, wide_out.data());
+  round_to_bf16(x.data(), n, plain.data());
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(wide_out[i].bits, plain[i].bits) << "at " << i;
+  EXPECT_EQ(wide_out[10].bits, 0x3F80);
+  EXPECT_EQ(wide_out[11].bits, 0x3F82);
+
+  std::vector<double> sums(n, 0.5), expected(n, 0.5);
+  for (int rep = 0; rep < 3; ++rep) {
+    wide::add_to_sums(x.data(), n, sums.data());
+    for (int64_t i = 0; i < n; ++i) expected[i] += x[i];
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(sums[i])) << "at " << i;
+    } else {
+      ASSERT_EQ(sums[i], expected[i]) << "at " << i;
+    }
+  }
+}
+
+TEST(WideLoops, SoftmaxRowGivesTheBaselineBits) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  // Widths around the vector widths, limits short of the width (causal rows), removed keys.
+  for (int64_t width : {1, 7, 16, 37, 128, 515}) {
+    for (int64_t limit : {width, width / 2, int64_t{0}}) {
+      SCOPED_TRACE(::testing::Message() << "width " << width << ", limit " << limit);
+      std::vector<float> row(width);
+      for (float& v : row) v = normal(rng);
+      for (int64_t c = 3; c < width; c += 5) row[c] = neg_inf;
+      std::vector<float> plain = row;
+      const bool any = wide::softmax_row(row.data(), limit, width);
+      const float m = rows::max(static_cast<const float*>(plain.data()), limit, neg_inf);
+      ASSERT_EQ(any, m != neg_inf);
+      if (m == neg_inf) {
+        std::fill(plain.begin(), plain.end(), 0.0f);
+      } else {
+        for (int64_t c = 0; c < limit; ++c) plain[c] = fast::exp_nonpositive(plain[c] - m);
+        const float inv = 1.0f / rows::sum(static_cast<const float*>(plain.data()), limit);
+        for (int64_t c = 0; c < limit; ++c) plain[c] *= inv;
+        std::fill(plain.begin() + limit, plain.end(), 0.0f);
+        double total = 0.0;
+        for (float p : row) total += p;
+        EXPECT_NEAR(total, 1.0, 1e-5);
+      }
+      expect_same_bits(row, plain, "softmax row");
+    }
+  }
+  // Every key removed: zeros, and false.
+  std::vector<float> removed(9, neg_inf);
+  EXPECT_FALSE(wide::softmax_row(removed.data(), 9, 9));
+  for (float p : removed) EXPECT_EQ(p, 0.0f);
+}
