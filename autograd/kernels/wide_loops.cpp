@@ -61,4 +61,10 @@ HEED_WIDE bool softmax_row(float* row, int64_t limit, int64_t width) {
   return true;
 }
 
+HEED_WIDE double cross_entropy_row(float* row, int64_t classes, int64_t target,
+                                   const CrossEntropyRowOptions& options, bf16* rounded,
+                                   int64_t* prediction) {
+  return heed::cross_entropy_row(row, classes, target, options, rounded, prediction);
+}
+
 }  // namespace heed::wide

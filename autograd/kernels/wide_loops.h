@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "autograd/dtype.h"
+#include "autograd/kernels/cross_entropy_row.h"
 
 namespace heed::wide {
 
@@ -25,5 +26,9 @@ void add_to_sums(const float* row, int64_t n, double* sums);
 // [0, limit) and zeros over [limit, width). Returns false, with the row all zeros, when every
 // score is -inf (no key to attend to).
 bool softmax_row(float* row, int64_t limit, int64_t width);
+
+// One row of linear_cross_entropy's logits: kernels/cross_entropy_row.h's cross_entropy_row.
+double cross_entropy_row(float* row, int64_t classes, int64_t target,
+                         const CrossEntropyRowOptions& options, bf16* rounded, int64_t* prediction);
 
 }  // namespace heed::wide

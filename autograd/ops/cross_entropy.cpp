@@ -4,13 +4,13 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/kernels/cross_entropy_row.h"
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
-#include "autograd/ops/cross_entropy_row.h"
 #include "autograd/profile.h"
 
 namespace heed {

@@ -11,13 +11,14 @@
 #include <type_traits>
 
 #include "autograd/grad_mode.h"
+#include "autograd/kernels/cross_entropy_row.h"
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/row_reduce.h"
+#include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
-#include "autograd/ops/cross_entropy_row.h"
 #include "autograd/ops/linear_impl.h"
 #include "autograd/ops/matmul_impl.h"
 #include "autograd/profile.h"
@@ -51,71 +52,6 @@ struct LinearCrossEntropyBackward : Node {
     return grads;
   }
 };
-
-struct RowOptions {
-  int64_t ignore_index = -100;
-  double smoothing = 0.0;
-  double scale = 0.0;  // 1 / the number of targets that count: the mean's factor
-  bool gradient = false;
-};
-
-// One row of logits: returns its loss (0 for an ignored target) and, with o.gradient, writes
-// the row's gradient, scale * (softmax - smoothing / classes - (1 - smoothing) at the target)
-// (zeros for an ignored target), over the row, or only its bf16 rounding to `rounded` when
-// that is given (what bf16 products read). `prediction`, if given, receives the row's arg max
-// (its first largest logit, as argmax()).
-template <typename T>
-double row_loss_and_gradient(T* row, int64_t classes, int64_t target, const RowOptions& o,
-                             bf16* rounded, int64_t* prediction) {
-  const bool ignored = target == o.ignore_index;
-  const T m = rows::max(row, classes, -std::numeric_limits<T>::infinity());
-  if (prediction != nullptr) {
-    *prediction = 0;
-    for (int64_t c = 0; c < classes; ++c) {
-      if (row[c] == m) {
-        *prediction = c;
-        break;
-      }
-    }
-  }
-  const T sum_x = o.smoothing > 0 ? rows::sum(row, classes) : T(0);
-  const T at_target = ignored ? T(0) : row[target];
-  T s;
-  if (o.gradient && !ignored) {
-    // The exponentials are kept in the row, so the gradient's pass needs no second exp.
-    s = rows::sum_of<T>(classes, [row, m](int64_t c) {
-      const T e = fast::exp_nonpositive(row[c] - m);
-      row[c] = e;
-      return e;
-    });
-  } else {
-    s = rows::sum_exp(row, m, classes);
-  }
-  if (o.gradient && ignored) {
-    if (rounded != nullptr) {
-      std::fill(rounded, rounded + classes, bf16{});
-    } else {
-      std::fill(row, row + classes, T(0));
-    }
-  }
-  if (ignored) return 0.0;
-  const double loss = smoothed_row_loss<T>(m + std::log(s), at_target, sum_x, classes, o.smoothing);
-  if (o.gradient) {
-    const T factor = static_cast<T>(o.scale / static_cast<double>(s));
-    const T off = static_cast<T>(o.scale * o.smoothing / static_cast<double>(classes));
-    const T at_target_factor = static_cast<T>(o.scale * (1.0 - o.smoothing));
-    if constexpr (std::is_same_v<T, float>) {
-      if (rounded != nullptr) {
-        for (int64_t c = 0; c < classes; ++c) rounded[c].bits = bf16_bits_of(row[c] * factor - off);
-        rounded[target].bits = bf16_bits_of(row[target] * factor - off - at_target_factor);
-        return loss;
-      }
-    }
-    for (int64_t c = 0; c < classes; ++c) row[c] = row[c] * factor - off;
-    row[target] -= at_target_factor;
-  }
-  return loss;
-}
 
 }  // namespace
 
@@ -158,10 +94,10 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   }
   const bool grad = needs_grad({&x, &weight});
   const bool x_grad = grad && x.requires_grad(), w_grad = grad && weight.requires_grad();
-  const RowOptions options{.ignore_index = ignore_index,
-                           .smoothing = label_smoothing,
-                           .scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0,
-                           .gradient = grad};
+  const CrossEntropyRowOptions options{.ignore_index = ignore_index,
+                                       .smoothing = label_smoothing,
+                                       .scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0,
+                                       .gradient = grad};
 
   NoGradGuard no_grad;
   // What the products read as x: x itself, or its bf16 rounding (made once for all chunks).
@@ -195,8 +131,13 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
         bf16* rounded = nullptr;
         if (grad && bf16_products) rounded = g_operand.data<bf16>() + r * classes;
         int64_t* prediction = predictions ? predicted.data<int64_t>() + begin + r : nullptr;
-        row_loss[r] = row_loss_and_gradient(l + r * classes, classes, targets[begin + r], options,
-                                            rounded, prediction);
+        if constexpr (std::is_same_v<T, float>) {
+          row_loss[r] = wide::cross_entropy_row(l + r * classes, classes, targets[begin + r],
+                                                options, rounded, prediction);
+        } else {
+          row_loss[r] = cross_entropy_row(l + r * classes, classes, targets[begin + r], options,
+                                          rounded, prediction);
+        }
       });
     });
     for (double v : row_loss) total += v;

@@ -3,12 +3,14 @@
 // AVX-512 CPU the library runs its AVX-512 version, and the two must agree to the bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "autograd/kernels/cross_entropy_row.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/gelu.h"
 #include "autograd/kernels/row_reduce.h"
@@ -132,4 +134,45 @@ TEST(WideLoops, SoftmaxRowGivesTheBaselineBits) {
   std::vector<float> removed(9, neg_inf);
   EXPECT_FALSE(wide::softmax_row(removed.data(), 9, 9));
   for (float p : removed) EXPECT_EQ(p, 0.0f);
+}
+
+TEST(WideLoops, CrossEntropyRowGivesTheBaselineBits) {
+  // linear_cross_entropy's pass over one row of 1,000 logits: loss, gradient (in f32 or only
+  // its bf16 rounding) and arg max, with and without label smoothing, and an ignored target.
+  const std::vector<float> logits = [] {
+    std::vector<float> x = inputs();
+    for (float& v : x) v = std::fabs(v) < 50.0f ? v : 1.5f;  // ordinary logits: no NaN, no 1e30
+    return x;
+  }();
+  const int64_t classes = static_cast<int64_t>(logits.size());
+  for (double smoothing : {0.0, 0.1}) {
+    for (int64_t target : {int64_t{17}, int64_t{-100}}) {
+      for (bool to_bf16 : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "smoothing " << smoothing << ", target " << target
+                                          << ", bf16 gradient " << to_bf16);
+        const CrossEntropyRowOptions options{
+            .ignore_index = -100, .smoothing = smoothing, .scale = 1.0 / 32, .gradient = true};
+        std::vector<float> wide_row = logits, plain_row = logits;
+        std::vector<bf16> wide_rounded(classes), plain_rounded(classes);
+        int64_t wide_prediction = -1, plain_prediction = -1;
+        const double wide_loss =
+            wide::cross_entropy_row(wide_row.data(), classes, target, options,
+                                    to_bf16 ? wide_rounded.data() : nullptr, &wide_prediction);
+        const double plain_loss =
+            cross_entropy_row(plain_row.data(), classes, target, options,
+                              to_bf16 ? plain_rounded.data() : nullptr, &plain_prediction);
+        EXPECT_EQ(wide_loss, plain_loss);
+        EXPECT_EQ(wide_prediction, plain_prediction);
+        EXPECT_EQ(wide_prediction, std::max_element(logits.begin(), logits.end()) - logits.begin());
+        if (target != -100) EXPECT_GT(wide_loss, 0.0);
+        if (to_bf16) {
+          for (int64_t c = 0; c < classes; ++c) {
+            ASSERT_EQ(wide_rounded[c].bits, plain_rounded[c].bits) << "at " << c;
+          }
+        } else {
+          expect_same_bits(wide_row, plain_row, "gradient");
+        }
+      }
+    }
+  }
 }
