@@ -12,8 +12,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "autograd/generator.h"
+#include "autograd/kernels/wide_loops.h"
 
 namespace heed {
 
@@ -73,9 +75,11 @@ inline constexpr auto kFlagsOfByte = [] {
 // single loop that mixes 16-bit draws, flags and floats scalar (-fopt-info-vec: "no
 // vectype"), while each pass alone vectorises.
 template <typename T>
-inline void apply_dropout_draws(const uint16_t* __restrict draws, int64_t count, uint32_t threshold,
-                                T scale, const T* __restrict in, T* __restrict out,
-                                uint8_t* __restrict keep_bits) {
+[[gnu::always_inline]] inline void apply_dropout_draws_loop(const uint16_t* __restrict draws,
+                                                            int64_t count, uint32_t threshold,
+                                                            T scale, const T* __restrict in,
+                                                            T* __restrict out,
+                                                            uint8_t* __restrict keep_bits) {
   assert(count <= kMaxDropoutDraws);
   uint8_t keep[kMaxDropoutDraws + 8];
   if (threshold > UINT16_MAX) {  // p within 2^-17 of 1: nothing is kept
@@ -90,7 +94,8 @@ inline void apply_dropout_draws(const uint16_t* __restrict draws, int64_t count,
 
 // out[i] = g[i] * scale where bit i of keep_bits is set, else 0, for i < count; out may be g.
 template <typename T>
-inline void apply_keep_bits(const uint8_t* keep_bits, int64_t count, T scale, const T* g, T* out) {
+[[gnu::always_inline]] inline void apply_keep_bits_loop(const uint8_t* keep_bits, int64_t count,
+                                                        T scale, const T* g, T* out) {
   uint8_t keep[kMaxDropoutDraws + 8];
   for (int64_t c0 = 0; c0 < count; c0 += kMaxDropoutDraws) {
     const int64_t n = std::min(count - c0, kMaxDropoutDraws);
@@ -99,6 +104,26 @@ inline void apply_keep_bits(const uint8_t* keep_bits, int64_t count, T scale, co
       std::memcpy(keep + 8 * b, &kFlagsOfByte[bits[b]], 8);
     }
     for (int64_t i = 0; i < n; ++i) out[c0 + i] = g[c0 + i] * (static_cast<T>(keep[i]) * scale);
+  }
+}
+
+// The same two loops; f32 runs the AVX-512 build of them where the CPU has one
+// (kernels/wide_loops.h).
+template <typename T>
+inline void apply_dropout_draws(const uint16_t* draws, int64_t count, uint32_t threshold, T scale,
+                                const T* in, T* out, uint8_t* keep_bits) {
+  if constexpr (std::is_same_v<T, float>) {
+    wide::apply_dropout_draws(draws, count, threshold, scale, in, out, keep_bits);
+  } else {
+    apply_dropout_draws_loop<T>(draws, count, threshold, scale, in, out, keep_bits);
+  }
+}
+template <typename T>
+inline void apply_keep_bits(const uint8_t* keep_bits, int64_t count, T scale, const T* g, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    wide::apply_keep_bits(keep_bits, count, scale, g, out);
+  } else {
+    apply_keep_bits_loop<T>(keep_bits, count, scale, g, out);
   }
 }
 

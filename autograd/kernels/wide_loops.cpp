@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/gelu.h"
 #include "autograd/kernels/row_reduce.h"
@@ -59,6 +60,16 @@ HEED_WIDE bool softmax_row(float* row, int64_t limit, int64_t width) {
   for (int64_t c = 0; c < limit; ++c) row[c] *= inv;
   std::fill(row + limit, row + width, 0.0f);
   return true;
+}
+
+HEED_WIDE void apply_dropout_draws(const uint16_t* draws, int64_t count, uint32_t threshold,
+                                   float scale, const float* in, float* out, uint8_t* keep_bits) {
+  apply_dropout_draws_loop<float>(draws, count, threshold, scale, in, out, keep_bits);
+}
+
+HEED_WIDE void apply_keep_bits(const uint8_t* keep_bits, int64_t count, float scale, const float* g,
+                               float* out) {
+  apply_keep_bits_loop<float>(keep_bits, count, scale, g, out);
 }
 
 HEED_WIDE double cross_entropy_row(float* row, int64_t classes, int64_t target,

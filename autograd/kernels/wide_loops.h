@@ -27,6 +27,12 @@ void add_to_sums(const float* row, int64_t n, double* sums);
 // score is -inf (no key to attend to).
 bool softmax_row(float* row, int64_t limit, int64_t width);
 
+// kernels/dropout_draws.h's apply_dropout_draws and apply_keep_bits for f32.
+void apply_dropout_draws(const uint16_t* draws, int64_t count, uint32_t threshold, float scale,
+                         const float* in, float* out, uint8_t* keep_bits);
+void apply_keep_bits(const uint8_t* keep_bits, int64_t count, float scale, const float* g,
+                     float* out);
+
 // One row of linear_cross_entropy's logits: kernels/cross_entropy_row.h's cross_entropy_row.
 double cross_entropy_row(float* row, int64_t classes, int64_t target,
                          const CrossEntropyRowOptions& options, bf16* rounded, int64_t* prediction);
