@@ -21,12 +21,12 @@ using namespace heed;
 
 namespace {
 
-// 1,000 values (not a multiple of any vector width) over GELU's interesting range, with the
-// edges: zeros of both signs, huge values, infinities and a NaN.
+// 1,001 values (not a whole number of vectors of any width) over GELU's interesting range,
+// with the edges: zeros of both signs, huge values, infinities and a NaN.
 std::vector<float> inputs() {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 3.0f);
-  std::vector<float> x(1000);
+  std::vector<float> x(1001);
   for (float& v : x) v = normal(rng);
   const float inf = std::numeric_limits<float>::infinity();
   const float edges[] = {0.0f, -0.0f, 1e30f, -1e30f, inf, -inf, std::nanf(""), 9.5f, -9.5f};
@@ -138,7 +138,7 @@ TEST(WideLoops, SoftmaxRowGivesTheBaselineBits) {
 }
 
 TEST(WideLoops, CrossEntropyRowGivesTheBaselineBits) {
-  // linear_cross_entropy's pass over one row of 1,000 logits: loss, gradient (in f32 or only
+  // linear_cross_entropy's pass over one row of 1,001 logits: loss, gradient (in f32 or only
   // its bf16 rounding) and arg max, with and without label smoothing, and an ignored target.
   const std::vector<float> logits = [] {
     std::vector<float> x = inputs();
@@ -182,7 +182,7 @@ TEST(WideLoops, CrossEntropyRowGivesTheBaselineBits) {
 
 TEST(WideLoops, DropoutLoopsGiveTheBaselineBits) {
   // Draws against a threshold, the kept values scaled and the keep bits packed; then the bits
-  // applied to a gradient (in place too). 1,000 elements: not a whole number of vectors.
+  // applied to a gradient (in place too), over 1,001 elements.
   const std::vector<float> x = inputs();
   const int64_t n = static_cast<int64_t>(x.size());
   std::vector<uint16_t> draws(n);
