@@ -6,6 +6,7 @@
 // The order of additions is fixed by the row's length alone, not by the thread count.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "autograd/kernels/fast_math.h"
 
@@ -57,6 +58,24 @@ template <typename T>
   for (; c < n; ++c) m = std::max(m, x[c]);
   for (int64_t j = 0; j < kLanes; ++j) m = std::max(m, acc[j]);
   return m;
+}
+
+// row[0, limit) holds scaled, masked scores (-inf where removed): writes their softmax over
+// [0, limit) and zeros over [limit, width). Returns false, with the row all zeros, when every
+// score is -inf (no key to attend to).
+template <typename T>
+[[gnu::always_inline]] inline bool softmax_in_place(T* row, int64_t limit, int64_t width) {
+  constexpr T neg_inf = -std::numeric_limits<T>::infinity();
+  const T m = max(static_cast<const T*>(row), limit, neg_inf);
+  if (m == neg_inf) {
+    std::fill(row, row + width, T(0));
+    return false;
+  }
+  for (int64_t c = 0; c < limit; ++c) row[c] = fast::exp_nonpositive(row[c] - m);
+  const T inv = T(1) / sum(static_cast<const T*>(row), limit);
+  for (int64_t c = 0; c < limit; ++c) row[c] *= inv;
+  std::fill(row + limit, row + width, T(0));
+  return true;
 }
 
 }  // namespace heed::rows

@@ -40,8 +40,8 @@ HEED_WIDE void gelu_gradient(bool tanh, const float* g, const bf16* h, int64_t n
   }
 }
 
-HEED_WIDE void round_to_bf16(const float* __restrict src, int64_t n, bf16* __restrict dst) {
-  for (int64_t i = 0; i < n; ++i) dst[i].bits = bf16_bits_of(src[i]);
+HEED_WIDE void round_to_bf16(const float* src, int64_t n, bf16* dst) {
+  heed::round_to_bf16(src, n, dst);  // dtype.h's loop, inlined into each build
 }
 
 HEED_WIDE void add_to_sums(const float* __restrict row, int64_t n, double* __restrict sums) {
@@ -49,17 +49,7 @@ HEED_WIDE void add_to_sums(const float* __restrict row, int64_t n, double* __res
 }
 
 HEED_WIDE bool softmax_row(float* row, int64_t limit, int64_t width) {
-  constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-  const float m = rows::max(static_cast<const float*>(row), limit, neg_inf);
-  if (m == neg_inf) {
-    std::fill(row, row + width, 0.0f);
-    return false;
-  }
-  for (int64_t c = 0; c < limit; ++c) row[c] = fast::exp_nonpositive(row[c] - m);
-  const float inv = 1.0f / rows::sum(static_cast<const float*>(row), limit);
-  for (int64_t c = 0; c < limit; ++c) row[c] *= inv;
-  std::fill(row + limit, row + width, 0.0f);
-  return true;
+  return rows::softmax_in_place(row, limit, width);
 }
 
 HEED_WIDE void apply_dropout_draws(const uint16_t* draws, int64_t count, uint32_t threshold,

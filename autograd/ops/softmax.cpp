@@ -253,22 +253,12 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
           orow[c] = v;
         }
       }
+      // All zeros when every key is removed: no attention at all.
       if constexpr (std::is_same_v<T, float>) {
-        wide::softmax_row(orow, limit, tk);  // all zeros when every key is removed
-        if (drop) dropout_row(r, orow);
-        return;
+        wide::softmax_row(orow, limit, tk);
+      } else {
+        rows::softmax_in_place(orow, limit, tk);
       }
-      const T m = rows::max(static_cast<const T*>(orow), limit, neg_inf);
-      if (m == neg_inf) {  // every key removed: no attention at all
-        for (int64_t c = 0; c < tk; ++c) orow[c] = 0;
-        if (drop) dropout_row(r, orow);
-        return;
-      }
-      for (int64_t c = 0; c < limit; ++c) orow[c] = fast::exp_nonpositive(orow[c] - m);
-      const T total = rows::sum(static_cast<const T*>(orow), limit);
-      const T inv = T(1) / total;
-      for (int64_t c = 0; c < limit; ++c) orow[c] *= inv;
-      for (int64_t c = limit; c < tk; ++c) orow[c] = 0;
       if (drop) dropout_row(r, orow);
     });
   });
