@@ -65,7 +65,8 @@ constexpr int64_t kMinRowsToPackB = 2048;
 // first (the copy is far cheaper than the reference kernel).
 struct Entry {
   dnnl::matmul primitive;
-  bool copy_a = false, copy_b = false;
+  // copy_out: the product runs into a contiguous temporary that is then copied into out.
+  bool copy_a = false, copy_b = false, copy_out = false;
   // The descriptors the primitive was built with, so a call only wraps pointers. With b
   // packed, `weights` is oneDNN's blocked layout.
   dnnl::memory::desc src, weights, dst, bias;
@@ -121,8 +122,8 @@ Shape normalized_strides(const Tensor& t) {
 
 dnnl::matmul::primitive_desc describe_product(const dnnl::memory::desc& a_md,
                                               const dnnl::memory::desc& b_md, const Tensor& bias,
-                                              const Tensor& out) {
-  auto c_md = describe(out.shape(), out.strides(), DType::f32);
+                                              const Tensor& out, const Shape& out_strides) {
+  auto c_md = describe(out.shape(), out_strides, DType::f32);
   dnnl::matmul::desc desc = [&] {
     if (bias.defined()) {
       auto bias_md = describe(bias_shape(out.dim(), out.shape().back()),
@@ -135,10 +136,10 @@ dnnl::matmul::primitive_desc describe_product(const dnnl::memory::desc& a_md,
 }
 
 dnnl::matmul build(const Shape& a_shape, const Shape& a_strides, const Shape& b_shape,
-                   const Shape& b_strides, const Tensor& bias, const Tensor& out, DType in_type,
-                   std::string* impl) {
+                   const Shape& b_strides, const Tensor& bias, const Tensor& out,
+                   const Shape& out_strides, DType in_type, std::string* impl) {
   auto pd = describe_product(describe(a_shape, a_strides, in_type),
-                             describe(b_shape, b_strides, in_type), bias, out);
+                             describe(b_shape, b_strides, in_type), bias, out, out_strides);
   *impl = pd.impl_info_str();
   return dnnl::matmul(pd);
 }
@@ -149,19 +150,24 @@ Entry build_plain(const Tensor& a, const Shape& a_strides, const Tensor& b, cons
                   const Tensor& bias, const Tensor& out) {
   Entry entry;
   std::string impl;
-  entry.primitive = build(a.shape(), a_strides, b.shape(), b_strides, bias, out, a.dtype(), &impl);
-  if (impl.find("ref") != std::string::npos && (!a.is_contiguous() || !b.is_contiguous())) {
+  entry.primitive = build(a.shape(), a_strides, b.shape(), b_strides, bias, out,
+                          normalized_strides(out), a.dtype(), &impl);
+  if (impl.find("ref") != std::string::npos &&
+      (!a.is_contiguous() || !b.is_contiguous() || !out.is_contiguous())) {
     entry.copy_a = !a.is_contiguous();
     entry.copy_b = !b.is_contiguous();
+    entry.copy_out = !out.is_contiguous();
     entry.primitive = build(a.shape(), entry.copy_a ? contiguous_strides(a.shape()) : a_strides,
                             b.shape(), entry.copy_b ? contiguous_strides(b.shape()) : b_strides,
-                            bias, out, a.dtype(), &impl);
+                            bias, out, contiguous_strides(out.shape()), a.dtype(), &impl);
   }
   const Shape& src_strides = entry.copy_a ? contiguous_strides(a.shape()) : a_strides;
   const Shape& weight_strides = entry.copy_b ? contiguous_strides(b.shape()) : b_strides;
   entry.src = describe(a.shape(), src_strides, a.dtype());
   entry.weights = describe(b.shape(), weight_strides, b.dtype());
-  entry.dst = describe(out.shape(), out.strides(), DType::f32);
+  entry.dst = describe(out.shape(),
+                       entry.copy_out ? contiguous_strides(out.shape()) : normalized_strides(out),
+                       DType::f32);
   if (bias.defined()) {
     entry.bias = describe(bias_shape(out.dim(), out.shape().back()),
                           bias_shape(out.dim(), bias.strides().back()), DType::f32);
@@ -202,7 +208,7 @@ bool build_packed(const Tensor& a, const Shape& a_strides, const Tensor& b, cons
   const auto plain = describe(b.shape(), b_strides, type);
   const dnnl::memory::desc any(dnnl::memory::dims{b.size(0), b.size(1)}, onednn_type(type),
                                dnnl::memory::format_tag::any);
-  auto pd = describe_product(a_md, any, bias, out);
+  auto pd = describe_product(a_md, any, bias, out, out.strides());
   if (std::string(pd.impl_info_str()).find("ref") != std::string::npos ||
       pd.weights_desc() == plain || !own_layout(pd.weights_desc(), b, type, &entry.layout)) {
     return false;
@@ -223,7 +229,7 @@ bool build_packed(const Tensor& a, const Shape& a_strides, const Tensor& b, cons
 Key geometry_key(bool packed, const Tensor& a, const Shape& a_strides, const Tensor& b,
                  const Shape& b_strides, const Tensor& bias, const Tensor& out) {
   Key key;
-  key.reserve(8 * out.dim() + 5);
+  key.reserve(9 * out.dim() + 5);
   key.push_back(out.dim());
   key.push_back(packed);
   key.push_back(static_cast<int64_t>(a.dtype()));
@@ -234,6 +240,8 @@ Key geometry_key(bool packed, const Tensor& a, const Shape& a_strides, const Ten
   key.insert(key.end(), b.shape().begin(), b.shape().end());
   key.insert(key.end(), b_strides.begin(), b_strides.end());
   key.insert(key.end(), out.shape().begin(), out.shape().end());
+  const Shape out_strides = normalized_strides(out);
+  key.insert(key.end(), out_strides.begin(), out_strides.end());
   return key;
 }
 
@@ -283,7 +291,9 @@ void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const T
   const Key key = geometry_key(false, a, a_strides, b, b_strides, bias, out);
   const Entry entry =
       cached_entry(key, a, b, [&] { return build_plain(a, a_strides, b, b_strides, bias, out); });
-  run(entry, entry.copy_a ? a.contiguous() : a, entry.copy_b ? b.contiguous() : b, bias, out);
+  const Tensor into = entry.copy_out ? Tensor::empty(out.shape(), out.dtype()) : out;
+  run(entry, entry.copy_a ? a.contiguous() : a, entry.copy_b ? b.contiguous() : b, bias, into);
+  if (entry.copy_out) Tensor(out).copy_(into);  // a handle to out's memory
 }
 
 bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {

@@ -10,7 +10,8 @@ namespace heed {
 
 // out = a . b (+ bias). a [.., M, K] and b [.., K, N] have the same ndim, batch dims equal or
 // 1, any strides (transposed views multiply without copies); a and b are both f32 or both
-// bf16; bias is f32 [N] or undefined; out is a contiguous f32 [.., M, N].
+// bf16; bias is f32 [N] or undefined; out is an f32 [.., M, N] with any strides whose last
+// dim is unit-stride (a product can write its heads straight into [B, T, h, d] memory).
 void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
 
 // The same for a 2-D b that all of a's rows share (a weight), with b first packed into the

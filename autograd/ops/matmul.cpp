@@ -45,6 +45,55 @@ Tensor view_of_bf16_copy(const Tensor& t) {
   return Tensor::from_storage(copy, t.shape(), t.strides(), t.offset(), DType::bf16);
 }
 
+// t's dims from the outermost in memory to the innermost (by stride; ties keep dim order).
+Shape memory_order(const Tensor& t) {
+  Shape order(t.dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return t.strides()[x] > t.strides()[y]; });
+  return order;
+}
+
+Shape inverse_permutation(const Shape& order) {
+  Shape inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
+  return inverse;
+}
+
+// The output of a product, dense in `like`'s memory order when that keeps the last dim
+// innermost (oneDNN writes such a destination in place), else contiguous. A product of
+// attention's heads, [B, h, T, d] views of [B, T, h, d] memory, then writes [B, T, h, d]
+// memory too: merging the heads, or a gradient reaching the projection that split them, is a
+// view instead of a copy. f64 (the reference kernel) is always contiguous.
+Tensor empty_laid_out_like(const Shape& shape, DType dtype, const Tensor& like) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  if (dtype == DType::f64 || like.dim() != nd || nd < 3) return Tensor::empty(shape, dtype);
+  const Shape order = memory_order(like);
+  if (order.back() != nd - 1) return Tensor::empty(shape, dtype);
+  Shape ordered_shape(nd);
+  for (int64_t i = 0; i < nd; ++i) ordered_shape[i] = shape[order[i]];
+  return Tensor::empty(ordered_shape, dtype).permute(inverse_permutation(order));
+}
+
+// a . b (no autograd) with broadcast batch dims, into a new tensor laid out like `like`.
+Tensor product_laid_out_like(const Tensor& a, const Tensor& b, const Tensor& like) {
+  const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
+  const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
+  Shape shape = broadcast_shapes(a_batch, b_batch, "matmul (batch dims)");
+  shape.push_back(a.size(-2));
+  shape.push_back(b.size(-1));
+  const bool f64 = a.dtype() == DType::f64 || b.dtype() == DType::f64;
+  Tensor out = empty_laid_out_like(shape, f64 ? DType::f64 : DType::f32, like);
+  if (out.numel() == 0) return out;
+  NoGradGuard no_grad;
+  if (a.size(-1) == 0) {
+    out.zero_();
+  } else {
+    matmul_into(a, b, Tensor(), out);
+  }
+  return out;
+}
+
 struct MatmulBackward : Node {
   DType a_dtype, b_dtype;  // of the operands as given (saved may be their bf16 copies)
   const char* name() const override { return "MatmulBackward"; }
@@ -55,16 +104,23 @@ struct MatmulBackward : Node {
     if (g.dtype() == DType::f32 && (a.dtype() == DType::bf16 || b.dtype() == DType::bf16)) {
       g = to_bf16_keep_layout(g);
     }
+    // Each gradient is laid out as its operand was: attention's query, key and value
+    // gradients then reach their projections as [B, T, C] without a copy.
     Tensor ga, gb;
-    if (next_edges[0]) ga = sum_to(matmul(g, b.transpose(-1, -2)), a.shape());
+    if (next_edges[0]) ga = sum_to(product_laid_out_like(g, b.transpose(-1, -2), a), a.shape());
     if (next_edges[1]) {
       if (b.dim() == 2 && a.dim() > 2 && a.is_contiguous() && g.is_contiguous()) {
         // b was shared by every batch: fold the batch into the rows, one product.
         Tensor a2 = a.reshape({-1, a.size(-1)});
         Tensor g2 = g.reshape({-1, g.size(-1)});
         gb = matmul(a2.transpose(0, 1), g2);
+      } else if (b.dim() > 2 && memory_order(b).back() == b.dim() - 2) {
+        // b is a transposed view (attention's k^T): its gradient is (g^T . a)^T, written in
+        // the memory order of the tensor b transposes.
+        const Tensor bt = b.transpose(-1, -2);
+        gb = sum_to(product_laid_out_like(g.transpose(-1, -2), a, bt).transpose(-1, -2), b.shape());
       } else {
-        gb = sum_to(matmul(a.transpose(-1, -2), g), b.shape());
+        gb = sum_to(product_laid_out_like(a.transpose(-1, -2), g, b), b.shape());
       }
     }
     if (ga.defined() && ga.dtype() != a_dtype) ga = ga.to(a_dtype);
@@ -80,15 +136,10 @@ struct MatmulBackward : Node {
 Tensor to_bf16_keep_layout(const Tensor& t) {
   if (t.dtype() == DType::bf16) return t;
   if (t.dtype() == DType::f32 && t.storage()->keeps_bf16_copy()) return view_of_bf16_copy(t);
-  Shape order(t.dim());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t x, int64_t y) { return t.strides()[x] > t.strides()[y]; });
+  const Shape order = memory_order(t);
   Tensor dense_order = t.permute(order);
   if (!dense_order.is_contiguous()) return t.to(DType::bf16);
-  Shape inverse(order.size());
-  for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = static_cast<int64_t>(i);
-  return dense_order.to(DType::bf16).permute(inverse);
+  return dense_order.to(DType::bf16).permute(inverse_permutation(order));
 }
 
 Tensor shared_bf16_copy(const Tensor& t) {
@@ -151,12 +202,6 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     HEED_CHECK(is_floating(t->dtype()), "matmul: expected floating operands, got {} {}", t->dtype(),
                t->shape_str());
   }
-  const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
-  const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
-  Shape out_shape = broadcast_shapes(a_batch, b_batch, "matmul (batch dims)");
-  out_shape.push_back(a.size(-2));
-  out_shape.push_back(b.size(-1));
-  Tensor out = Tensor::empty(out_shape, f64 ? DType::f64 : DType::f32);
   // bf16 products round each operand once, here; backward reuses these copies (attention's
   // q, k, v and probabilities are then held in half the memory).
   Tensor a_operand = a, b_operand = b;
@@ -165,14 +210,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     a_operand = to_bf16_keep_layout(a);
     b_operand = to_bf16_keep_layout(b);
   }
-  if (out.numel() > 0) {
-    if (a.size(-1) == 0) {
-      NoGradGuard no_grad;
-      out.zero_();
-    } else {
-      matmul_into(a_operand, b_operand, Tensor(), out);
-    }
-  }
+  // The output's rows and batch dims are laid out as b's: attention's probabilities times
+  // the values [B, h, Tk, d], a view of [B, Tk, h, d] memory, give [B, Tq, h, d] memory.
+  Tensor out = product_laid_out_like(a_operand, b_operand, b);
   if (needs_grad({&a, &b})) {
     auto node = std::make_shared<MatmulBackward>();
     node->a_dtype = a.dtype();

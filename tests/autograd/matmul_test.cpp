@@ -315,3 +315,42 @@ TEST(Matmul, F64UsesTheReferencePathExactlyAsWritten) {
          b = from_vector<double>({5, 6, 7, 8}, {2, 2});
   EXPECT_EQ(matmul(a, b).to_vector<double>(), (std::vector<double>{19, 22, 43, 50}));
 }
+
+TEST(Matmul, AttentionHeadProductsKeepTheHeadsLayoutAndMatchTheF64Path) {
+  // q, k, v as attention makes them: [B, h, T, d] views of [B, T, C] projections (and, a layout
+  // whose order is not its own inverse, of sequence-first [T, B, C] ones). The values product
+  // writes its output in v's memory order (the heads merge without a copy), and the gradients
+  // of q, k (through k^T) and v come back in their operands' layouts; all of it must still be
+  // the f64 path's numbers.
+  const int64_t B = 2, T = 7, H = 3, D = 8, C = H * D;
+  Tensor r = rand({B, H, T, D}, 47);
+  for (bool sequence_first : {false, true}) {
+    auto heads = [&](const Tensor& x) {
+      return sequence_first ? x.reshape({T, B, H, D}).permute({1, 2, 0, 3})
+                            : x.reshape({B, T, H, D}).permute({0, 2, 1, 3});
+    };
+    auto run = [&](DType type) {
+      const Shape shape = sequence_first ? Shape{T, B, C} : Shape{B, T, C};
+      std::vector<Tensor> leaves{rand(shape, 48).to(type), rand(shape, 49).to(type),
+                                 rand(shape, 50).to(type)};
+      for (Tensor& t : leaves) t.set_requires_grad(true);
+      Tensor scores = matmul(heads(leaves[0]), heads(leaves[1]).transpose(-1, -2));
+      Tensor context = matmul(scores, heads(leaves[2]));
+      if (type == DType::f32) {
+        const Tensor memory_order =
+            sequence_first ? context.permute({2, 0, 1, 3}) : context.permute({0, 2, 1, 3});
+        EXPECT_TRUE(memory_order.is_contiguous()) << "sequence_first=" << sequence_first;
+      }
+      sum(mul(context, r.to(type))).backward();
+      std::vector<Tensor> out{context};
+      for (const Tensor& t : leaves) out.push_back(t.grad());
+      return out;
+    };
+    const std::vector<Tensor> fast = run(DType::f32), exact = run(DType::f64);
+    for (size_t i = 0; i < fast.size(); ++i) {
+      ASSERT_EQ(fast[i].shape(), exact[i].shape()) << i;
+      EXPECT_LT(max_relative_error(fast[i], exact[i]), 1e-5)
+          << (i == 0 ? "context" : "gradient") << " " << i << " sequence_first=" << sequence_first;
+    }
+  }
+}
