@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autograd/error.h"
+#include "autograd/kernels/lru_cache.h"
 #include "autograd/kernels/pack_blocked.h"
 
 namespace heed {
@@ -76,9 +77,13 @@ struct Entry {
   BlockedLayout layout;
 };
 
+// Primitives kept per cache, as many as oneDNN's own primitive cache keeps by default: a step
+// uses a few dozen, and batches grouped by length ask for thousands over a run (~70 KB each).
+constexpr size_t kCachedPrimitives = 1024;
+
 struct Cache {
   std::mutex mutex;
-  std::unordered_map<Key, Entry, KeyHash> entries;
+  LruCache<Key, Entry, KeyHash> entries{kCachedPrimitives};
   MatmulCacheStats stats;
 };
 
@@ -250,10 +255,9 @@ template <typename Build>
 Entry cached_entry(const Key& key, const Tensor& a, const Tensor& b, Build&& build) {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  auto it = c.entries.find(key);
-  if (it != c.entries.end()) {
+  if (const Entry* found = c.entries.find(key)) {
     c.stats.hits++;
-    return it->second;
+    return *found;
   }
   Entry entry;
   try {
@@ -262,7 +266,7 @@ Entry cached_entry(const Key& key, const Tensor& a, const Tensor& b, Build&& bui
     fail("matmul: oneDNN could not build a primitive for {} x {} ({}): {}", a.shape_str(),
          b.shape_str(), a.dtype(), e.what());
   }
-  c.entries.emplace(key, entry);
+  c.entries.insert(key, entry);
   if (entry.primitive) c.stats.primitives++;  // not when it found b cannot be packed
   if (entry.pack_b) c.stats.packed++;
   return entry;
@@ -324,7 +328,7 @@ struct WeightGradientEntry {
 
 struct WeightGradientCache {
   std::mutex mutex;
-  std::unordered_map<Key, WeightGradientEntry, KeyHash> entries;
+  LruCache<Key, WeightGradientEntry, KeyHash> entries{kCachedPrimitives};
 };
 
 WeightGradientEntry build_weight_gradient(int64_t n, int64_t m, int64_t k, DType type) {
@@ -360,18 +364,17 @@ bool onednn_transposed_product(const Tensor& a, const Tensor& b, const Tensor& o
   WeightGradientEntry entry;
   {
     std::lock_guard<std::mutex> lock(cache->mutex);
-    auto it = cache->entries.find(key);
-    if (it == cache->entries.end()) {
+    if (const WeightGradientEntry* found = cache->entries.find(key)) {
+      entry = *found;
+    } else {
       try {
-        it = cache->entries
-                 .emplace(key, build_weight_gradient(a.size(0), a.size(1), b.size(1), a.dtype()))
-                 .first;
+        entry = cache->entries.insert(
+            key, build_weight_gradient(a.size(0), a.size(1), b.size(1), a.dtype()));
       } catch (const dnnl::error& e) {
         fail("matmul: oneDNN could not build a weight gradient for {}^T x {} ({}): {}",
              a.shape_str(), b.shape_str(), a.dtype(), e.what());
       }
     }
-    entry = it->second;
   }
   const auto& engine = runtime().engine;
   entry.primitive.execute(
@@ -386,7 +389,10 @@ bool onednn_transposed_product(const Tensor& a, const Tensor& b, const Tensor& o
 MatmulCacheStats matmul_cache_stats() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  return c.stats;
+  MatmulCacheStats stats = c.stats;
+  stats.cached = c.entries.size();
+  stats.evicted = c.entries.evictions();
+  return stats;
 }
 
 }  // namespace heed

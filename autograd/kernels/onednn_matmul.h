@@ -33,10 +33,13 @@ bool onednn_transposed_product(const Tensor& a, const Tensor& b, const Tensor& o
 // has none). Probed once, by building a tiny bf16 primitive.
 bool onednn_bf16_matmul_available();
 
+// The product primitives' cache, which keeps the 1,024 most recently used.
 struct MatmulCacheStats {
-  size_t primitives = 0;  // distinct primitives built
+  size_t primitives = 0;  // primitives built (a shape dropped and asked for again builds again)
   size_t packed = 0;      // of them, reading b packed
   size_t hits = 0;
+  size_t cached = 0;   // held now
+  size_t evicted = 0;  // dropped, least recently used first, to stay at 1,024
 };
 MatmulCacheStats matmul_cache_stats();
 

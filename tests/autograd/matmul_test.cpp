@@ -172,6 +172,20 @@ TEST(Matmul, PrimitiveCacheReusesPrimitivesForRepeatedShapes) {
   EXPECT_EQ(after.hits - before.hits, 5u);
 }
 
+TEST(Matmul, PrimitiveCacheKeepsTheMostRecentlyUsedAndStillMultipliesAfterDroppingOne) {
+  // 1,100 shapes, more than the 1,024 primitives the cache keeps: it stays at 1,024, and a
+  // product whose primitive was dropped is built again and still right.
+  Tensor b = rand({7, 5}, 23);
+  Tensor first = rand({1, 7}, 24);
+  const Tensor expected = reference(first, b);
+  for (int64_t rows = 1; rows <= 1100; ++rows) matmul(rand({rows, 7}, 25), b);
+  const auto full = matmul_cache_stats();
+  EXPECT_EQ(full.cached, 1024u);
+  EXPECT_GE(full.evicted, 1100u - 1024u);
+  EXPECT_LT(max_relative_error(matmul(first, b), expected), 1e-5);
+  EXPECT_EQ(matmul_cache_stats().primitives, full.primitives + 1);  // rows = 1 was dropped
+}
+
 // A weight that many rows share is first packed into oneDNN's blocked layout
 // (kernels/pack_blocked.h). Sizes that pad either blocked dim, plain and transposed b, f32 and
 // bf16 (and an f32 b rounded to bf16 as it is packed), with and without a bias: the packed
