@@ -6,6 +6,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/strided_loop.h"
+#include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 
@@ -174,6 +175,14 @@ Tensor& Tensor::copy_(const Tensor& src) {
       D* d = static_cast<D*>(raw_data());
       const S* s = static_cast<const S*>(src.raw_data());
       strided_loop<2>(shape(), {strides(), src.strides()}, [&](auto base, int64_t n, auto step) {
+        if constexpr (std::is_same_v<D, bf16> && std::is_same_v<S, float>) {
+          // The bf16 products' operands (attention's q, k and v): the AVX-512 loop where the
+          // CPU has it, the same bits as the loop below.
+          if (step[0] == 1 && step[1] == 1) {
+            wide::round_to_bf16(s + base[1], n, d + base[0]);
+            return;
+          }
+        }
         for (int64_t i = 0; i < n; ++i) {
           if constexpr (std::is_same_v<D, S>) {
             d[base[0] + i * step[0]] = s[base[1] + i * step[1]];

@@ -6,6 +6,7 @@
 #include "autograd/kernels/matmul_reference.h"
 #include "autograd/kernels/onednn_matmul.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/matmul_impl.h"
@@ -34,11 +35,11 @@ Tensor view_of_bf16_copy(const Tensor& t) {
     const int64_t n = static_cast<int64_t>(storage.nbytes() / sizeof(float));
     copy = std::make_shared<Storage>(n * sizeof(bf16));
     const float* src = static_cast<const float*>(storage.data());
-    uint16_t* dst = static_cast<uint16_t*>(copy->data());
+    bf16* dst = static_cast<bf16*>(copy->data());
     constexpr int64_t kChunk = 16384;
     parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
-      const int64_t end = std::min(n, (c + 1) * kChunk);
-      for (int64_t i = c * kChunk; i < end; ++i) dst[i] = bf16_bits_of(src[i]);
+      const int64_t begin = c * kChunk;
+      wide::round_to_bf16(src + begin, std::min(n, begin + kChunk) - begin, dst + begin);
     });
     storage.set_bf16_copy(copy);
   }

@@ -137,6 +137,13 @@ TEST(Tensor, Bf16ConversionOfATensorRoundsAsTheScalarDoes) {
   for (size_t i = 0; i < values.size(); ++i) {
     ASSERT_EQ(bits[i].bits, bf16(values[i]).bits) << std::hex << patterns[i];
   }
+  // A strided view (every other value) converts element by element, to the same bits.
+  const int64_t half = static_cast<int64_t>(values.size()) / 2;
+  Tensor every_other = x.slice(0, 0, 2 * half, 2).to(DType::bf16);
+  for (int64_t i = 0; i < half; ++i) {
+    ASSERT_EQ(every_other.data<bf16>()[i].bits, bf16(values[static_cast<size_t>(2 * i)]).bits)
+        << std::hex << patterns[static_cast<size_t>(2 * i)];
+  }
 }
 
 TEST(Tensor, InPlaceOpsBumpVersion) {

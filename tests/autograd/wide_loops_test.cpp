@@ -76,6 +76,34 @@ TEST(WideLoops, GeluAndItsGradientGiveTheBaselineBits) {
   }
 }
 
+// Denormals, NaNs with payloads, the largest finite floats and ties, in every lane of a
+// vector and in tails of every length, round as bf16_bits_of does, and nothing past the end
+// is written.
+TEST(WideLoops, RoundingToBf16KeepsDenormalsAndNaNPayloadsInEveryLaneAndTail) {
+  const uint32_t specials[] = {0x00000001, 0x00018000, 0x007fffff, 0x807fffff, 0x80008000,
+                               0x00800000, 0x7f7fffff, 0xff7fffff, 0x7f800001, 0xffc12345,
+                               0x7f80ffff, 0x3f808000, 0x3f818000, 0x80000000, 0x7f800000};
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 100.0f);
+  for (uint32_t special : specials) {
+    for (int64_t n : {1, 7, 15, 16, 17, 31, 33, 48}) {
+      for (int64_t at = 0; at < n; at += 5) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (float& v : x) v = normal(rng);
+        std::memcpy(&x[static_cast<size_t>(at)], &special, 4);
+        std::vector<bf16> out(static_cast<size_t>(n) + 1);
+        out[static_cast<size_t>(n)].bits = 0xabcd;  // past the end: must stay untouched
+        wide::round_to_bf16(x.data(), n, out.data());
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(out[static_cast<size_t>(i)].bits, bf16_bits_of(x[static_cast<size_t>(i)]))
+              << std::hex << special << std::dec << " at " << at << ", n " << n << ", lane " << i;
+        }
+        ASSERT_EQ(out[static_cast<size_t>(n)].bits, 0xabcd) << "n " << n;
+      }
+    }
+  }
+}
+
 TEST(WideLoops, RoundingToBf16AndColumnSumsGiveTheBaselineBits) {
   std::vector<float> x = inputs();
   x[10] = 1.00390625f;  // exactly halfway between two bf16 values: rounds to even
