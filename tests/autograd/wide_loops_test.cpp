@@ -87,7 +87,7 @@ TEST(WideLoops, RoundingToBf16KeepsDenormalsAndNaNPayloadsInEveryLaneAndTail) {
   std::normal_distribution<float> normal(0.0f, 100.0f);
   for (uint32_t special : specials) {
     for (int64_t n : {1, 7, 15, 16, 17, 31, 33, 48}) {
-      for (int64_t at = 0; at < n; at += 5) {
+      for (int64_t at = 0; at < n; ++at) {
         std::vector<float> x(static_cast<size_t>(n));
         for (float& v : x) v = normal(rng);
         std::memcpy(&x[static_cast<size_t>(at)], &special, 4);
