@@ -187,7 +187,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
           if constexpr (std::is_same_v<D, S>) {
             d[base[0] + i * step[0]] = s[base[1] + i * step[1]];
           } else if constexpr (std::is_same_v<D, bf16> && std::is_same_v<S, float>) {
-            // The matrix products' f32 -> bf16 conversions: branch-free, so it vectorises.
+            // Strided rows (a unit-stride row took the wide loop above): element by element.
             d[base[0] + i * step[0]].bits = bf16_bits_of(s[base[1] + i * step[1]]);
           } else {
             d[base[0] + i * step[0]] = from_double<D>(to_double(s[base[1] + i * step[1]]));

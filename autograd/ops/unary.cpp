@@ -5,6 +5,7 @@
 
 #include "autograd/kernels/gelu.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
@@ -60,13 +61,13 @@ Tensor pointwise_keeping_bf16_input(const Tensor& a, const char* backward_name, 
   Tensor rounded = Tensor::empty(a.shape(), DType::bf16);
   const float* x = a.data<float>();
   float* o = out.data<float>();
-  uint16_t* r = static_cast<uint16_t*>(rounded.raw_data());
+  bf16* r = rounded.data<bf16>();
   const int64_t n = a.numel();
   constexpr int64_t kChunk = 16384;
   parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
     const int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
     for (int64_t i = begin; i < end; ++i) o[i] = f(x[i]);
-    for (int64_t i = begin; i < end; ++i) r[i] = bf16_bits_of(x[i]);
+    wide::round_to_bf16(x + begin, end - begin, r + begin);
   });
   auto node = std::make_shared<PointwiseBackward<Derivative>>(backward_name, d);
   node->save_copy_of(rounded, a);
