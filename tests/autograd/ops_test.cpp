@@ -5,6 +5,7 @@
 
 #include "autograd/allocator.h"
 #include "autograd/grad_mode.h"
+#include "autograd/kernels/philox_blocks.h"
 #include "autograd/ops.h"
 #include "autograd/random.h"
 #include "support/test_util.h"
@@ -275,13 +276,30 @@ TEST(Ops, FusedAttentionSoftmaxDropoutIsSoftmaxThenDropout) {
 }
 
 TEST(Ops, PhiloxBlocksEqualsOneCounterAtATime) {
-  // Counters that cross the 2^32 boundary of the low word.
-  const uint64_t first = (uint64_t{1} << 32) - 5;
-  std::vector<uint32_t> batch(4 * 37);
-  philox4x32_blocks(0x1234'5678'9abcULL, first, 37, batch.data());
-  for (int64_t b = 0; b < 37; ++b) {
-    const auto one = philox4x32(0x1234'5678'9abcULL, first + b);
-    for (int lane = 0; lane < 4; ++lane) EXPECT_EQ(batch[4 * b + lane], one[lane]);
+  using Blocks = void (*)(uint64_t, uint64_t, int64_t, uint32_t*);
+  std::vector<std::pair<const char*, Blocks>> builds = {{"dispatched", &philox4x32_blocks}};
+  if (__builtin_cpu_supports("avx512f")) builds.emplace_back("avx512", &philox4x32_blocks_avx512);
+  if (__builtin_cpu_supports("avx2")) builds.emplace_back("avx2", &philox4x32_blocks_avx2);
+  const uint64_t seed = 0xfedc'ba98'1234'5678ULL;
+  // Lengths around the vector widths (8, 16), and first counters whose low word wraps
+  // inside a vector (the high word must carry) or whose high word is already set.
+  for (const auto& [name, blocks] : builds) {
+    for (const uint64_t first :
+         {uint64_t{0}, (uint64_t{1} << 32) - 5, (uint64_t{7} << 32) - 13, ~uint64_t{0} - 20}) {
+      for (const int64_t n : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{15}, int64_t{16},
+                              int64_t{37}, int64_t{64}}) {
+        std::vector<uint32_t> batch(4 * n + 1, 0xdeadbeef);
+        blocks(seed, first, n, batch.data());
+        for (int64_t b = 0; b < n; ++b) {
+          const auto one = philox4x32(seed, first + static_cast<uint64_t>(b));
+          for (int lane = 0; lane < 4; ++lane) {
+            ASSERT_EQ(batch[4 * b + lane], one[lane])
+                << name << " first " << first << " n " << n << " block " << b << " word " << lane;
+          }
+        }
+        EXPECT_EQ(batch[4 * n], 0xdeadbeef) << name << ": wrote past the last block";
+      }
+    }
   }
 }
 
