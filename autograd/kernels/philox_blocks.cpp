@@ -19,19 +19,51 @@ namespace {
 
 // The 32 x 32 -> 64 products of every lane with m, as (high words, low words). vpmuludq
 // multiplies the even lanes; the odd lanes are shifted down to multiply them too.
-[[gnu::target("avx512f")]] inline void wide_multiply(__m512i c, __m512i m, __m512i& hi,
+[[gnu::target("avx512f")]] inline void wide_multiply(__m512i c, uint32_t m, __m512i& hi,
                                                      __m512i& lo) {
-  const __m512i even = _mm512_mul_epu32(c, m);
-  const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(c, 32), m);
+  const __m512i mul = _mm512_set1_epi32(static_cast<int>(m));
+  const __m512i even = _mm512_mul_epu32(c, mul);
+  const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(c, 32), mul);
   hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
   lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
 }
 
-[[gnu::target("avx2")]] inline void wide_multiply(__m256i c, __m256i m, __m256i& hi, __m256i& lo) {
-  const __m256i even = _mm256_mul_epu32(c, m);
-  const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(c, 32), m);
+[[gnu::target("avx2")]] inline void wide_multiply(__m256i c, uint32_t m, __m256i& hi, __m256i& lo) {
+  const __m256i mul = _mm256_set1_epi32(static_cast<int>(m));
+  const __m256i even = _mm256_mul_epu32(c, mul);
+  const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(c, 32), mul);
   hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
   lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+// Philox's ten rounds on sixteen (eight) counters, a word of each per register.
+[[gnu::target("avx512f")]] inline void philox_rounds(__m512i& c0, __m512i& c1, __m512i& c2,
+                                                     __m512i& c3, uint64_t seed) {
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round, k0 += kPhiloxWeyl0, k1 += kPhiloxWeyl1) {
+    __m512i hi0, lo0, hi1, lo1;
+    wide_multiply(c0, kPhiloxMul0, hi0, lo0);
+    wide_multiply(c2, kPhiloxMul1, hi1, lo1);
+    // 0x96 is the three-way xor.
+    c0 = _mm512_ternarylogic_epi32(hi1, c1, _mm512_set1_epi32(static_cast<int>(k0)), 0x96);
+    c2 = _mm512_ternarylogic_epi32(hi0, c3, _mm512_set1_epi32(static_cast<int>(k1)), 0x96);
+    c1 = lo1;
+    c3 = lo0;
+  }
+}
+
+[[gnu::target("avx2")]] inline void philox_rounds(__m256i& c0, __m256i& c1, __m256i& c2,
+                                                  __m256i& c3, uint64_t seed) {
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round, k0 += kPhiloxWeyl0, k1 += kPhiloxWeyl1) {
+    __m256i hi0, lo0, hi1, lo1;
+    wide_multiply(c0, kPhiloxMul0, hi0, lo0);
+    wide_multiply(c2, kPhiloxMul1, hi1, lo1);
+    c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
+    c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
+    c1 = lo1;
+    c3 = lo0;
+  }
 }
 
 void one_at_a_time(uint64_t seed, uint64_t counter, int64_t blocks, uint32_t* out) {
@@ -45,8 +77,6 @@ void one_at_a_time(uint64_t seed, uint64_t counter, int64_t blocks, uint32_t* ou
 
 [[gnu::target("avx512f")]] void philox4x32_blocks_avx512(uint64_t seed, uint64_t counter,
                                                          int64_t blocks, uint32_t* out) {
-  const __m512i mul0 = _mm512_set1_epi32(static_cast<int>(kPhiloxMul0));
-  const __m512i mul1 = _mm512_set1_epi32(static_cast<int>(kPhiloxMul1));
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   int64_t i = 0;
   for (; i + 16 <= blocks; i += 16) {
@@ -58,19 +88,7 @@ void one_at_a_time(uint64_t seed, uint64_t counter, int64_t blocks, uint32_t* ou
     c1 =
         _mm512_mask_add_epi32(c1, _mm512_cmplt_epu32_mask(c0, first_low), c1, _mm512_set1_epi32(1));
     __m512i c2 = _mm512_setzero_si512(), c3 = _mm512_setzero_si512();
-    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-    for (int round = 0; round < 10; ++round) {
-      __m512i hi0, lo0, hi1, lo1;
-      wide_multiply(c0, mul0, hi0, lo0);
-      wide_multiply(c2, mul1, hi1, lo1);
-      // 0x96 is the three-way xor.
-      c0 = _mm512_ternarylogic_epi32(hi1, c1, _mm512_set1_epi32(static_cast<int>(k0)), 0x96);
-      c2 = _mm512_ternarylogic_epi32(hi0, c3, _mm512_set1_epi32(static_cast<int>(k1)), 0x96);
-      c1 = lo1;
-      c3 = lo0;
-      k0 += kPhiloxWeyl0;
-      k1 += kPhiloxWeyl1;
-    }
+    philox_rounds(c0, c1, c2, c3, seed);
     // Lanes to blocks: a 4 x 16 transpose, so that out holds counter after counter.
     const __m512i t0 = _mm512_unpacklo_epi32(c0, c1), t1 = _mm512_unpackhi_epi32(c0, c1);
     const __m512i t2 = _mm512_unpacklo_epi32(c2, c3), t3 = _mm512_unpackhi_epi32(c2, c3);
@@ -90,8 +108,6 @@ void one_at_a_time(uint64_t seed, uint64_t counter, int64_t blocks, uint32_t* ou
 
 [[gnu::target("avx2")]] void philox4x32_blocks_avx2(uint64_t seed, uint64_t counter, int64_t blocks,
                                                     uint32_t* out) {
-  const __m256i mul0 = _mm256_set1_epi32(static_cast<int>(kPhiloxMul0));
-  const __m256i mul1 = _mm256_set1_epi32(static_cast<int>(kPhiloxMul1));
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   // Unsigned a < b as signed compares after flipping the sign bits.
   const __m256i sign = _mm256_set1_epi32(INT32_MIN);
@@ -104,18 +120,7 @@ void one_at_a_time(uint64_t seed, uint64_t counter, int64_t blocks, uint32_t* ou
                                                _mm256_xor_si256(c0, sign));  // all ones: carry
     __m256i c1 = _mm256_sub_epi32(_mm256_set1_epi32(static_cast<int>(first >> 32)), wrapped);
     __m256i c2 = _mm256_setzero_si256(), c3 = _mm256_setzero_si256();
-    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-    for (int round = 0; round < 10; ++round) {
-      __m256i hi0, lo0, hi1, lo1;
-      wide_multiply(c0, mul0, hi0, lo0);
-      wide_multiply(c2, mul1, hi1, lo1);
-      c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32(static_cast<int>(k0)));
-      c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
-      c1 = lo1;
-      c3 = lo0;
-      k0 += kPhiloxWeyl0;
-      k1 += kPhiloxWeyl1;
-    }
+    philox_rounds(c0, c1, c2, c3, seed);
     const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
     const __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
     // u_k holds counter 4l + k of the eight in its 128-bit lane l.
