@@ -5,7 +5,7 @@
 #include "autograd/kernels/philox_blocks.h"
 
 // GCC 12's AVX-512 shift and multiply intrinsics start from _mm512_undefined_epi32(), which
-// -Wmaybe-uninitialized mistakes for a read of an uninitialised value (GCC bug 105593).
+// -Wmaybe-uninitialized mistakes for a read of an uninitialised value (a false positive).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
