@@ -152,6 +152,18 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
                                 const Tensor& mask, bool causal, double p, Generator& generator,
                                 Tensor* probs = nullptr);
 
+// Multi-head self-attention from its packed projections, in one op: qkv [B, T, 3C] holds each
+// position's query, key and value side by side ([q | k | v], each C = heads x d with the heads
+// side by side, as GPT-2's c_attn writes them). Returns the attention-weighted values
+// [B, T, C] with the heads merged: attention_dropout_values(q . k^T, v, 1/sqrt(d), mask,
+// causal, p, generator, probs) on the heads of q, k and v, with the same numbers, but the
+// products read the heads where they lie and backward writes the gradients of q, k and v
+// straight into one [B, T, 3C] tensor (no slices to sum). `mask` broadcasts to [B, heads, T,
+// T] as attention_softmax's; p = 0 is no dropout (evaluation); `probs`, if given, receives
+// the probabilities before dropout.
+Tensor self_attention_qkv(const Tensor& qkv, int64_t heads, const Tensor& mask, bool causal,
+                          double p, Generator* generator, Tensor* probs = nullptr);
+
 // Inverted dropout: zeroes each element with probability p and scales the rest by 1/(1-p).
 // The elements come from the counter-based stream of (generator's seed, reserved offset); the
 // kept ones are stored as a bit each for backward.

@@ -77,6 +77,26 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
   HEED_CHECK(!cache || cache->empty() || cache->key.size(0) == B,
              "MultiHeadAttention: a cache of {} rows for a batch of {}",
              cache && !cache->empty() ? cache->key.size(0) : 0, B);
+  auto padding_mask = [&](int64_t Tk) {
+    if (!key_padding_mask.defined()) return Tensor();
+    HEED_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == B &&
+                   key_padding_mask.size(1) == Tk,
+               "MultiHeadAttention: padding mask {} must be [B, Tk] = [{}, {}]",
+               key_padding_mask.shape_str(), B, Tk);
+    return padding_mask_for_attention(key_padding_mask);
+  };
+  AttentionOutput out;
+  auto project = [&](Tensor merged) {
+    if (output_rows.defined()) merged = embedding(merged.reshape({B * Tq, C}), output_rows);
+    out.output = out_proj->forward(merged);
+  };
+  if (options.fused_qkv && !cache) {
+    // Self-attention from the packed projection in one op: no KV cache to read or extend.
+    const double p = is_training() ? options.dropout : 0.0;
+    project(self_attention_qkv(q_proj->forward(query), heads, padding_mask(Tq), causal, p,
+                               dropout_generator.get(), need_weights ? &out.probs : nullptr));
+    return out;
+  }
   // [B, T, C] -> [B, T, h, d] -> [B, h, T, d]: views, no copies.
   auto split_heads = [&](const Tensor& x) {
     return x.reshape({B, x.size(1), heads, head_dim}).permute({0, 2, 1, 3});
@@ -105,23 +125,11 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
     k = concat({cache->key, k}, 2);
     v = concat({cache->value, v}, 2);
   }
-  const int64_t Tk = k.size(2);
-  Tensor mask;
-  if (key_padding_mask.defined()) {
-    HEED_CHECK(key_padding_mask.dim() == 2 && key_padding_mask.size(0) == B &&
-                   key_padding_mask.size(1) == Tk,
-               "MultiHeadAttention: padding mask {} must be [B, Tk] = [{}, {}]",
-               key_padding_mask.shape_str(), B, Tk);
-    mask = padding_mask_for_attention(key_padding_mask);
-  }
-  AttentionOutput out;
-  Tensor context =
-      scaled_dot_product_attention(q, k, v, mask, causal, options.dropout, is_training(),
-                                   dropout_generator.get(), need_weights ? &out.probs : nullptr);
+  Tensor context = scaled_dot_product_attention(
+      q, k, v, padding_mask(k.size(2)), causal, options.dropout, is_training(),
+      dropout_generator.get(), need_weights ? &out.probs : nullptr);
   // [B, h, Tq, d] -> [B, Tq, h, d] -> [B, Tq, C]
-  Tensor merged = context.permute({0, 2, 1, 3}).reshape({B, Tq, C});
-  if (output_rows.defined()) merged = embedding(merged.reshape({B * Tq, C}), output_rows);
-  out.output = out_proj->forward(merged);
+  project(context.permute({0, 2, 1, 3}).reshape({B, Tq, C}));
   // Only a step that went through grows the cache: after an error it is as it was.
   if (cache && !reuse_keys) {
     cache->key = k;

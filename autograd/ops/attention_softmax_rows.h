@@ -1,6 +1,7 @@
 #pragma once
 // The kernels under attention_softmax_dropout, shared with attention_dropout_values (the
-// same softmax and dropout, followed by the product with the values in one op).
+// same softmax and dropout, followed by the product with the values in one op) and
+// self_attention_qkv (the whole of self-attention in one op).
 #include <cstdint>
 
 #include "autograd/tensor.h"
@@ -28,5 +29,12 @@ Tensor attention_softmax_rows(const Tensor& scores, double scale, const Tensor& 
 // gy = g * keep / (1 - p). Written over g when nothing else holds it. No autograd.
 Tensor attention_softmax_dropout_backward(const Tensor& g, const Tensor& y, const Tensor& keep,
                                           double scale, double p);
+
+// The same without dropout: gx = scale * y * (g - sum(g * y)) per row. No autograd.
+Tensor attention_softmax_backward(const Tensor& g, const Tensor& y, double scale);
+
+// The dropped probabilities y * keep / (1 - p) again, by the same multiplications as the
+// forward's (so the same bits), in y's type or rounded to bf16 for a bf16 product. No autograd.
+Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_bf16);
 
 }  // namespace heed

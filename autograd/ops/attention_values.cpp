@@ -17,10 +17,7 @@
 #include "autograd/profile.h"
 
 namespace heed {
-namespace {
 
-// y * keep / (1 - p), by the same multiplications as forward's dropout (so the same bits),
-// in y's type or rounded to bf16 for a bf16 product.
 Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_bf16) {
   const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
   const int64_t row_bytes = keep_mask_bytes(width);
@@ -50,6 +47,8 @@ Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_
   });
   return out;
 }
+
+namespace {
 
 struct AttentionDropoutValuesBackward : Node {
   double scale = 1.0, p = 0.0;

@@ -29,32 +29,11 @@ Tensor along_last_dim(const Tensor& a, int64_t dim, const char* op, F f) {
   return f(a.transpose(d, -1)).transpose(d, -1);
 }
 
-// gx = scale * y * (g - sum(g * y)) per row: the softmax backward.
-Tensor softmax_backward_rows(const Tensor& g_in, const Tensor& y, double scale) {
-  Tensor g = g_in.contiguous();
-  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
-  Tensor gx = Tensor::empty(y.shape(), y.dtype());
-  dispatch_float(y.dtype(), "softmax backward", [&]<typename T>() {
-    const T* gp = g.data<T>();
-    const T* yp = y.data<T>();
-    T* o = gx.data<T>();
-    const T s = static_cast<T>(scale);
-    parallel_for(rows, width, [&](int64_t r) {
-      const T* gr = gp + r * width;
-      const T* yr = yp + r * width;
-      const T dot = rows::dot(gr, yr, width);
-      T* orow = o + r * width;
-      for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (gr[c] - dot);
-    });
-  });
-  return gx;
-}
-
 struct SoftmaxBackward : Node {
   double scale = 1.0;
   const char* name() const override { return "SoftmaxBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    return {softmax_backward_rows(g, saved(0), scale)};
+    return {attention_softmax_backward(g, saved(0), scale)};
   }
 };
 
@@ -126,6 +105,26 @@ Tensor softmax(const Tensor& a, int64_t dim) {
 Tensor log_softmax(const Tensor& a, int64_t dim) {
   return along_last_dim(a, dim, "log_softmax",
                         [](const Tensor& t) { return softmax_last(t, true); });
+}
+
+Tensor attention_softmax_backward(const Tensor& g_in, const Tensor& y, double scale) {
+  Tensor g = g_in.contiguous();
+  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+  Tensor gx = Tensor::empty(y.shape(), y.dtype());
+  dispatch_float(y.dtype(), "softmax backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    const T* yp = y.data<T>();
+    T* o = gx.data<T>();
+    const T s = static_cast<T>(scale);
+    parallel_for(rows, width, [&](int64_t r) {
+      const T* gr = gp + r * width;
+      const T* yr = yp + r * width;
+      const T dot = rows::dot(gr, yr, width);
+      T* orow = o + r * width;
+      for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (gr[c] - dot);
+    });
+  });
+  return gx;
 }
 
 // gx = scale * y * (gy - sum(gy * y)) per row with gy = g * keep / (1 - p): the backward of

@@ -186,6 +186,20 @@ TEST(Gradcheck, AttentionDropoutValuesFixedSeed) {
       },
       {param({2, 4, 4}, 47), param({2, 4, 3}, 49)});
 }
+TEST(Gradcheck, SelfAttentionQkvFixedSeed) {
+  // Two heads of 3 over 4 positions; the second sequence's last key padded away.
+  Tensor keep = from_vector<uint8_t>({1, 1, 1, 1, 1, 1, 1, 0}, {2, 1, 1, 4});
+  for (double p : {0.0, 0.3}) {
+    for (bool causal : {false, true}) {
+      expect_gradcheck(
+          [keep, p, causal](const Inputs& x) {
+            Generator g(8);
+            return self_attention_qkv(x[0], 2, keep, causal, p, &g);
+          },
+          {param({2, 4, 18}, 56)});
+    }
+  }
+}
 TEST(Gradcheck, LinearGelu) {
   for (GeluApproximation approximation : {GeluApproximation::none, GeluApproximation::tanh}) {
     expect_gradcheck(
