@@ -26,23 +26,37 @@ Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_
   dispatch_float(y.dtype(), "attention dropout recompute", [&]<typename T>() {
     const T* yp = y.data<T>();
     const T inv_keep = static_cast<T>(1.0 / (1.0 - p));
-    parallel_for(rows, width, [&](int64_t r) {
-      const T* yr = yp + r * width;
-      const uint8_t* row_bits = bits + r * row_bytes;
-      if constexpr (std::is_same_v<T, float>) {
-        if (to_bf16) {
-          constexpr int64_t kChunk = 1024;  // a multiple of 8: chunks start on a byte of bits
-          float dropped[kChunk];
-          bf16* orow = out.data<bf16>() + r * width;
-          for (int64_t c0 = 0; c0 < width; c0 += kChunk) {
-            const int64_t n = std::min(kChunk, width - c0);
-            apply_keep_bits<float>(row_bits + c0 / 8, n, inv_keep, yr + c0, dropped);
-            wide::round_to_bf16(dropped, n, orow + c0);
+    if constexpr (std::is_same_v<T, float>) {
+      if (to_bf16) {
+        // Through a buffer in L1, as many short rows at a time as it holds (one rounding call
+        // for them all), or a long row in pieces; a piece starts on a byte of bits.
+        constexpr int64_t kBuffer = 1024;
+        const int64_t group = std::max<int64_t>(1, kBuffer / std::max<int64_t>(width, 1));
+        parallel_for((rows + group - 1) / group, group * width, [&](int64_t g) {
+          const int64_t r0 = g * group, r1 = std::min(rows, r0 + group);
+          float dropped[kBuffer];
+          bf16* o = out.data<bf16>();
+          if (width <= kBuffer) {
+            for (int64_t r = r0; r < r1; ++r) {
+              apply_keep_bits<float>(bits + r * row_bytes, width, inv_keep, yp + r * width,
+                                     dropped + (r - r0) * width);
+            }
+            wide::round_to_bf16(dropped, (r1 - r0) * width, o + r0 * width);
+            return;
           }
-          return;
-        }
+          for (int64_t c0 = 0; c0 < width; c0 += kBuffer) {
+            const int64_t n = std::min(kBuffer, width - c0);
+            apply_keep_bits<float>(bits + r0 * row_bytes + c0 / 8, n, inv_keep,
+                                   yp + r0 * width + c0, dropped);
+            wide::round_to_bf16(dropped, n, o + r0 * width + c0);
+          }
+        });
+        return;
       }
-      apply_keep_bits<T>(row_bits, width, inv_keep, yr, out.data<T>() + r * width);
+    }
+    parallel_for(rows, width, [&](int64_t r) {
+      apply_keep_bits<T>(bits + r * row_bytes, width, inv_keep, yp + r * width,
+                         out.data<T>() + r * width);
     });
   });
   return out;

@@ -204,29 +204,43 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
     const T* add_mask = mask.defined() && !bool_mask ? mask.data<T>() : nullptr;
     const uint8_t* keep_mask = bool_mask ? mask.data<uint8_t>() : nullptr;
     const T neg_inf = -std::numeric_limits<T>::infinity();
-    // Row r of the dropout: the same draws dropout() takes for elements r * tk ...
-    const auto dropout_row = [&](int64_t r, const T* probs_row) {
+    // Rows [r0, r1) of the dropout: the draws dropout() takes for their elements r0 * tk ...,
+    // a row of keep bits each. Short rows go many to a call (G2P's have 6-12 keys, the
+    // encoder-decoder benchmark's 32): one Philox call and one bf16 rounding then serve them
+    // all, where row by row each paid for its own (and for the scalar Philox path under one
+    // vector's worth of blocks).
+    const auto dropout_rows = [&](int64_t r0, int64_t r1, const T* probs_rows) {
       const uint32_t threshold = dropout_threshold(drop->p);
       const T inv_keep = static_cast<T>(1.0 / (1.0 - drop->p));
       uint16_t draws[kMaxDropoutDraws];
-      for (int64_t c0 = 0; c0 < tk; c0 += kMaxDropoutDraws) {
-        const int64_t count = std::min(tk - c0, kMaxDropoutDraws);
-        dropout_draws(drop->seed, drop->offset, r * tk + c0, count, draws);
-        uint8_t* keep_bits = kept + r * keep_mask_bytes(tk) + c0 / 8;
-        if constexpr (std::is_same_v<T, float>) {
-          if (dropped_bf16) {  // rounded as the product's own conversion would round them
-            float unrounded[kMaxDropoutDraws];
-            apply_dropout_draws<float>(draws, count, threshold, inv_keep, probs_row + c0, unrounded,
-                                       keep_bits);
-            wide::round_to_bf16(unrounded, count, dropped_bf16 + r * tk + c0);
-            continue;
+      [[maybe_unused]] float unrounded[kMaxDropoutDraws];
+      // A chunk is whole rows, or a piece of one row longer than a chunk.
+      const int64_t rows_per_chunk = std::max<int64_t>(1, kMaxDropoutDraws / tk);
+      for (int64_t c0 = r0 * tk, end = r1 * tk; c0 < end;) {
+        const int64_t row = c0 / tk, col = c0 % tk;
+        const int64_t count = col > 0 || tk > kMaxDropoutDraws
+                                  ? std::min(tk - col, kMaxDropoutDraws)
+                                  : std::min(r1 - row, rows_per_chunk) * tk;
+        dropout_draws(drop->seed, drop->offset, c0, count, draws);
+        const T* in = probs_rows + (c0 - r0 * tk);
+        for (int64_t i = 0; i < count;) {  // each row's piece of the chunk: its own keep bits
+          const int64_t r = (c0 + i) / tk, c = (c0 + i) % tk, n = std::min(tk - c, count - i);
+          uint8_t* keep_bits = kept + r * keep_mask_bytes(tk) + c / 8;
+          T* out = dropped_data != nullptr ? dropped_data + c0 + i : nullptr;
+          if constexpr (std::is_same_v<T, float>) {
+            if (dropped_bf16) out = unrounded + i;
           }
+          apply_dropout_draws<T>(draws + i, n, threshold, inv_keep, in + i, out, keep_bits);
+          i += n;
         }
-        apply_dropout_draws<T>(draws, count, threshold, inv_keep, probs_row + c0,
-                               dropped_data + r * tk + c0, keep_bits);
+        if constexpr (std::is_same_v<T, float>) {
+          // Rounded as the product's own conversion would round them.
+          if (dropped_bf16) wide::round_to_bf16(unrounded, count, dropped_bf16 + c0);
+        }
+        c0 += count;
       }
     };
-    parallel_for(rows, tk, [&](int64_t r) {
+    const auto softmax_row = [&](int64_t r) {
       const T* xr = x + r * tk;
       T* orow = o + r * tk;
       const int64_t q = r % tq;
@@ -258,7 +272,15 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
       } else {
         rows::softmax_in_place(orow, limit, tk);
       }
-      if (drop) dropout_row(r, orow);
+    };
+    // Groups of about kGroupElements: enough rows to fill a Philox call, and enough groups
+    // that the threads share them evenly.
+    constexpr int64_t kGroupElements = 1024;
+    const int64_t group = std::max<int64_t>(1, kGroupElements / std::max<int64_t>(tk, 1));
+    parallel_for((rows + group - 1) / group, group * tk, [&](int64_t g) {
+      const int64_t r0 = g * group, r1 = std::min(rows, r0 + group);
+      for (int64_t r = r0; r < r1; ++r) softmax_row(r);
+      if (drop) dropout_rows(r0, r1, o + r0 * tk);
     });
   });
   if (probs) *probs = out;

@@ -248,29 +248,35 @@ TEST(Ops, DropoutKeepsExactlyTheElementsWhosePhiloxDrawClearsP) {
 }
 
 TEST(Ops, FusedAttentionSoftmaxDropoutIsSoftmaxThenDropout) {
-  // Same generator state, same elements dropped; the gradients agree too. Rows of 37 keys
-  // straddle Philox blocks; a padding mask and the causal cut remove keys; f32 and f64.
-  std::vector<uint8_t> keep(37, 1);
-  keep[3] = keep[20] = 0;
-  Tensor mask = from_vector<uint8_t>(keep, {1, 1, 1, 37});
-  for (DType dtype : {DType::f32, DType::f64}) {
-    for (bool causal : {false, true}) {
-      Tensor x1 = rand32({2, 3, 37, 37}, 31).to(dtype), x2 = x1.clone();
-      x1.set_requires_grad(true);
-      x2.set_requires_grad(true);
-      Generator g1(5), g2(5);
-      g1.reserve_blocks(7);
-      g2.reserve_blocks(7);
-      Tensor probs;
-      Tensor fused = attention_softmax_dropout(x1, 0.4, mask, causal, 0.2, g1, &probs);
-      Tensor unfused = dropout(attention_softmax(x2, 0.4, mask, causal), 0.2, true, g2);
-      EXPECT_EQ(g1.state().offset, g2.state().offset);
-      EXPECT_LT(max_relative_error(fused, unfused), 1e-6);
-      EXPECT_LT(max_relative_error(probs, attention_softmax(x2, 0.4, mask, causal)), 1e-6);
-      Tensor weights = rand32({2, 3, 37, 37}, 32).to(dtype);
-      sum(mul(fused, weights)).backward();
-      sum(mul(unfused, weights)).backward();
-      EXPECT_LT(max_relative_error(x1.grad(), x2.grad()), 1e-5);
+  // Same generator state, same elements dropped; the gradients agree too. Rows of 5 keys go
+  // many to a Philox call, 37 straddle Philox blocks, 1,030 fill a group alone, and 4,100 are
+  // longer than one call's draws; a padding mask and the causal cut remove keys; f32 and f64.
+  for (const int64_t tk : {int64_t{5}, int64_t{37}, int64_t{1030}, int64_t{4100}}) {
+    std::vector<uint8_t> keep(tk, 1);
+    keep[3] = keep[tk / 2] = 0;
+    Tensor mask = from_vector<uint8_t>(keep, {1, 1, 1, tk});
+    const Shape shape = tk > 100 ? Shape{1, 2, 3, tk} : Shape{2, 3, tk, tk};
+    for (DType dtype : {DType::f32, DType::f64}) {
+      for (bool causal : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << tk << " keys, " << dtype_name(dtype) << ", causal " << causal);
+        Tensor x1 = rand32(shape, 31).to(dtype), x2 = x1.clone();
+        x1.set_requires_grad(true);
+        x2.set_requires_grad(true);
+        Generator g1(5), g2(5);
+        g1.reserve_blocks(7);
+        g2.reserve_blocks(7);
+        Tensor probs;
+        Tensor fused = attention_softmax_dropout(x1, 0.4, mask, causal, 0.2, g1, &probs);
+        Tensor unfused = dropout(attention_softmax(x2, 0.4, mask, causal), 0.2, true, g2);
+        EXPECT_EQ(g1.state().offset, g2.state().offset);
+        EXPECT_LT(max_relative_error(fused, unfused), 1e-6);
+        EXPECT_LT(max_relative_error(probs, attention_softmax(x2, 0.4, mask, causal)), 1e-6);
+        Tensor weights = rand32(shape, 32).to(dtype);
+        sum(mul(fused, weights)).backward();
+        sum(mul(unfused, weights)).backward();
+        EXPECT_LT(max_relative_error(x1.grad(), x2.grad()), 1e-5);
+      }
     }
   }
 }
