@@ -85,9 +85,10 @@ struct SelfAttentionQkvBackward : Node {
 Tensor self_attention_qkv(const Tensor& qkv_in, int64_t heads, const Tensor& mask, bool causal,
                           double p, Generator* generator, Tensor* probs) {
   OpTimer timer("self_attention_qkv");
-  HEED_CHECK(heads > 0 && qkv_in.dim() == 3 && qkv_in.size(2) % (3 * heads) == 0,
-             "self_attention_qkv: qkv {} must be [B, T, 3C] with C a multiple of {} heads",
-             qkv_in.shape_str(), heads);
+  HEED_CHECK(
+      heads > 0 && qkv_in.dim() == 3 && qkv_in.size(2) > 0 && qkv_in.size(2) % (3 * heads) == 0,
+      "self_attention_qkv: qkv {} must be [B, T, 3C] with C a positive multiple of {} heads",
+      qkv_in.shape_str(), heads);
   HEED_CHECK(qkv_in.dtype() == DType::f32 || qkv_in.dtype() == DType::f64,
              "self_attention_qkv: expected f32 or f64, got {}", qkv_in.dtype());
   HEED_CHECK(p >= 0.0 && p < 1.0, "self_attention_qkv: dropout must be in [0, 1), got {}", p);

@@ -106,6 +106,9 @@ TEST(SelfAttentionQkv, RejectsWhatItCannotSplit) {
   const Tensor qkv = random_tensor({2, 5, 18}, 51, DType::f32);
   EXPECT_THROW(self_attention_qkv(qkv, 4, Tensor(), false, 0.0, &g), Error);  // 6 / 4 heads
   EXPECT_THROW(self_attention_qkv(qkv.reshape({10, 18}), 2, Tensor(), false, 0.0, &g), Error);
+  EXPECT_THROW(
+      self_attention_qkv(Tensor::empty({2, 5, 0}, DType::f32), 2, Tensor(), false, 0.0, &g),
+      Error);  // no columns at all
   EXPECT_THROW(self_attention_qkv(qkv, 2, Tensor(), false, 0.1, nullptr), Error);
   EXPECT_THROW(self_attention_qkv(qkv, 2, Tensor(), false, 1.0, &g), Error);
   EXPECT_THROW(
