@@ -10,7 +10,8 @@
 
 namespace heed {
 
-// a [.., M, K], b [.., K, N] (same ndim, batch dims equal or 1), out contiguous [.., M, N].
+// a [.., M, K], b [.., K, N] (same ndim, batch dims equal or 1), out [.., M, N] with any
+// strides (as oneDNN's destination: attention writes heads into views of [B, T, 3C] memory).
 template <typename T>
 void matmul_reference(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
   const int64_t nd = out.dim();
@@ -25,20 +26,22 @@ void matmul_reference(const Tensor& a, const Tensor& b, const Tensor& bias, cons
   const int64_t bk = b.strides()[nd - 2], bn = b.strides()[nd - 1];
   parallel_for(batches * M, K * N, [&](int64_t row) {
     const int64_t batch = row / M, i = row % M;
-    int64_t a_off = 0, b_off = 0, rest = batch;
+    int64_t a_off = 0, b_off = 0, c_off = 0, rest = batch;
     for (int64_t d = nd - 3; d >= 0; --d) {
       const int64_t coord = rest % out.shape()[d];
       rest /= out.shape()[d];
       if (a.shape()[d] != 1) a_off += coord * a.strides()[d];
       if (b.shape()[d] != 1) b_off += coord * b.strides()[d];
+      c_off += coord * out.strides()[d];
     }
     const T* a_row = A + a_off + i * am;
-    T* c_row = C + row * N;
+    T* c_row = C + c_off + i * out.strides()[nd - 2];
+    const int64_t cn = out.strides()[nd - 1];
     for (int64_t j = 0; j < N; ++j) {
       double acc = bias_data ? to_double(bias_data[j * bias_step]) : 0.0;
       const T* b_col = B + b_off + j * bn;
       for (int64_t k = 0; k < K; ++k) acc += to_double(a_row[k * ak]) * to_double(b_col[k * bk]);
-      c_row[j] = from_double<T>(acc);
+      c_row[j * cn] = from_double<T>(acc);
     }
   });
 }

@@ -31,9 +31,7 @@ Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_
         // Through a buffer in L1, as many short rows at a time as it holds (one rounding call
         // for them all), or a long row in pieces; a piece starts on a byte of bits.
         constexpr int64_t kBuffer = 1024;
-        const int64_t group = std::max<int64_t>(1, kBuffer / std::max<int64_t>(width, 1));
-        parallel_for((rows + group - 1) / group, group * width, [&](int64_t g) {
-          const int64_t r0 = g * group, r1 = std::min(rows, r0 + group);
+        parallel_for_row_groups(rows, width, kBuffer, [&](int64_t r0, int64_t r1) {
           float dropped[kBuffer];
           bf16* o = out.data<bf16>();
           if (width <= kBuffer) {

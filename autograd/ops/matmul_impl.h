@@ -3,8 +3,9 @@
 
 namespace heed {
 
-// out = a . b (+ bias) into a preallocated contiguous `out`, choosing the kernel by dtype and
-// the matmul precision: f64 -> reference loops; f32 -> oneDNN f32; bf16 -> oneDNN bf16.
+// out = a . b (+ bias) into a preallocated `out` (any strides with a unit-stride last dim: a
+// product may write into a view), choosing the kernel by dtype and the matmul precision:
+// f64 -> reference loops; f32 -> oneDNN f32; bf16 -> oneDNN bf16.
 // No autograd: the building block of matmul and linear. `pack_b` as for onednn_matmul.
 void matmul_into(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
                  bool pack_b = false);

@@ -26,22 +26,12 @@ Tensor heads_of(const Tensor& t, int64_t part, int64_t C, int64_t heads) {
                               t.offset() + part * C, t.dtype());
 }
 
-// a . b into `out`, a view whose last dim is unit-stride: oneDNN writes it in place; the f64
-// reference kernel writes a dense temporary, copied in.
-void product_into(const Tensor& a, const Tensor& b, Tensor out) {
-  if (out.dtype() == DType::f64 && !out.is_contiguous()) {
-    Tensor dense = Tensor::empty(out.shape(), DType::f64);
-    matmul_into(a, b, Tensor(), dense);
-    out.copy_(dense);
-    return;
-  }
-  matmul_into(a, b, Tensor(), out);
-}
-
-// A new [B, h, T, T] tensor of q . k^T, or of the value gradient's g . v^T.
+// Products write into views of [B, T, 3C] and [B, T, C] memory: matmul_into takes any
+// destination with a unit-stride last dim. A new [B, h, T, T] tensor of q . k^T, or of the value
+// gradient's g . v^T.
 Tensor scores_of(const Tensor& a, const Tensor& b, DType dtype) {
   Tensor out = Tensor::empty({a.size(0), a.size(1), a.size(2), b.size(2)}, dtype);
-  product_into(a, b.transpose(-1, -2), out);
+  matmul_into(a, b.transpose(-1, -2), Tensor(), out);
   return out;
 }
 
@@ -63,7 +53,7 @@ struct SelfAttentionQkvBackward : Node {
     {
       // d(dropped . v)/dv = dropped^T . g; the dropped probabilities live only for this product.
       Tensor dropped = p > 0.0 ? recompute_dropped(y, keep, p, bf16) : y;
-      product_into(dropped.transpose(-1, -2), g_heads, heads_of(grad, 2, C, heads));
+      matmul_into(dropped.transpose(-1, -2), g_heads, Tensor(), heads_of(grad, 2, C, heads));
     }
     // The probabilities' gradient g . v^T, turned into the scores' in its own memory.
     const Tensor v = heads_of(qkv, 2, C, heads);
@@ -73,9 +63,9 @@ struct SelfAttentionQkvBackward : Node {
                           : attention_softmax_backward(scores_of(g_heads, v, y.dtype()), y, scale);
     if (bf16) g_scores = to_bf16_keep_layout(g_scores);
     // scores = q . k^T: dq = g_scores . k, dk = g_scores^T . q.
-    product_into(g_scores, heads_of(qkv, 1, C, heads), heads_of(grad, 0, C, heads));
-    product_into(g_scores.transpose(-1, -2), heads_of(qkv, 0, C, heads),
-                 heads_of(grad, 1, C, heads));
+    matmul_into(g_scores, heads_of(qkv, 1, C, heads), Tensor(), heads_of(grad, 0, C, heads));
+    matmul_into(g_scores.transpose(-1, -2), heads_of(qkv, 0, C, heads), Tensor(),
+                heads_of(grad, 1, C, heads));
     return {grad};
   }
 };
@@ -118,7 +108,7 @@ Tensor self_attention_qkv(const Tensor& qkv_in, int64_t heads, const Tensor& mas
             attention_softmax_rows(scores, scale, mask, causal, nullptr, nullptr, nullptr);
       }
       // The heads' outputs land in [B, T, h, d] memory: merged without a copy.
-      product_into(dropped, heads_of(qkv, 2, C, heads), heads_of(out, 0, C, heads));
+      matmul_into(dropped, heads_of(qkv, 2, C, heads), Tensor(), heads_of(out, 0, C, heads));
     } else {
       y = Tensor::empty({B, heads, T, T}, qkv_in.dtype());
     }

@@ -273,12 +273,9 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
         rows::softmax_in_place(orow, limit, tk);
       }
     };
-    // Groups of about kGroupElements: enough rows to fill a Philox call, and enough groups
+    // Groups of about 1,024 elements: enough rows to fill a Philox call, and enough groups
     // that the threads share them evenly.
-    constexpr int64_t kGroupElements = 1024;
-    const int64_t group = std::max<int64_t>(1, kGroupElements / std::max<int64_t>(tk, 1));
-    parallel_for((rows + group - 1) / group, group * tk, [&](int64_t g) {
-      const int64_t r0 = g * group, r1 = std::min(rows, r0 + group);
+    parallel_for_row_groups(rows, tk, 1024, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) softmax_row(r);
       if (drop) dropout_rows(r0, r1, o + r0 * tk);
     });
