@@ -148,9 +148,19 @@ Tensor attention_softmax_dropout(const Tensor& scores, double scale, const Tenso
 // the same result and gradients, but backward recomputes the dropped probabilities rather
 // than holding them from forward to backward (attention's memory at the end of forward is
 // then one [.., Tq, Tk] tensor smaller per layer). v is [.., Tk, d] with the scores' leading dims.
+//
+// With `queries`, the scores [B, h, Tq', Tk] are some of the queries of a sequence of Tq
+// (queries->of): row j of sequence b is its query queries->positions[b, j] (i64 [B, Tq']).
+// Dropout then drops what attention over all Tq queries would drop in those rows, and
+// reserves as much of the generator's stream, so that a model computing only the rows it
+// reads trains as one computing every row and picking them after. Not with `causal`.
+struct QueryRows {
+  Tensor positions;
+  int64_t of = 0;
+};
 Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double scale,
                                 const Tensor& mask, bool causal, double p, Generator& generator,
-                                Tensor* probs = nullptr);
+                                Tensor* probs = nullptr, const QueryRows* queries = nullptr);
 
 // Multi-head self-attention from its packed projections, in one op: qkv [B, T, 3C] holds each
 // position's query, key and value side by side ([q | k | v], each C = heads x d with the heads

@@ -1,6 +1,8 @@
 #include "nn/attention.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "autograd/ops.h"
 
@@ -8,7 +10,8 @@ namespace heed::nn {
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& mask, bool causal, double dropout_p,
-                                    bool training, Generator* generator, Tensor* probs) {
+                                    bool training, Generator* generator, Tensor* probs,
+                                    const QueryRows* queries) {
   HEED_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4 && q.size(-1) == k.size(-1) &&
                  k.size(-2) == v.size(-2),
              "attention: q {}, k {}, v {} must be [B, h, T, d] with matching d and key length",
@@ -18,7 +21,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   Tensor scores = matmul(q, k.transpose(-1, -2));
   if (training && dropout_p > 0.0) {
     HEED_CHECK(generator != nullptr, "attention: dropout needs a generator");
-    return attention_dropout_values(scores, v, scale, mask, causal, dropout_p, *generator, probs);
+    return attention_dropout_values(scores, v, scale, mask, causal, dropout_p, *generator, probs,
+                                    queries);
   }
   Tensor p = attention_softmax(scores, scale, mask, causal);
   if (probs) *probs = p;
@@ -36,6 +40,58 @@ Tensor padding_mask_for_attention(const Tensor& attention_mask) {
   const int64_t B = attention_mask.size(0), T = attention_mask.size(1);
   return keep_mask(attention_mask).reshape({B, 1, 1, T});
 }
+
+namespace {
+
+// The queries that output rows read, a block of the same count per sequence, so that
+// attention runs on them alone as a batch.
+struct PickedQueries {
+  int64_t per_sequence = 0;  // Q: the most any sequence has
+  Tensor rows;               // i64 [B * Q], into the flattened [B * Tq] queries
+  Tensor positions;          // i64 [B, Q], the same as positions in their sequences
+  Tensor outputs;            // i64 [M]: each output row's row of the [B * Q] results
+};
+
+// A sequence with fewer than Q picked queries repeats its first (or position 0): those rows
+// are computed and never read.
+PickedQueries pick_queries(const Tensor& output_rows, int64_t B, int64_t Tq) {
+  const std::vector<int64_t> wanted = output_rows.to_vector<int64_t>();
+  std::vector<std::vector<int64_t>> per(static_cast<size_t>(B));
+  for (int64_t row : wanted) {
+    HEED_CHECK(row >= 0 && row < B * Tq,
+               "MultiHeadAttention: output row {} outside {} sequences of {} queries", row, B, Tq);
+    per[static_cast<size_t>(row / Tq)].push_back(row % Tq);
+  }
+  PickedQueries picked;
+  for (auto& positions : per) {
+    std::sort(positions.begin(), positions.end());
+    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+    picked.per_sequence = std::max<int64_t>(picked.per_sequence, std::ssize(positions));
+  }
+  const int64_t Q = picked.per_sequence;
+  std::vector<int64_t> at(static_cast<size_t>(B * Q)), rows(at.size()), outputs;
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& positions = per[static_cast<size_t>(b)];
+    for (int64_t j = 0; j < Q; ++j) {
+      const int64_t position = j < std::ssize(positions) ? positions[static_cast<size_t>(j)]
+                               : positions.empty()       ? 0
+                                                         : positions[0];
+      at[static_cast<size_t>(b * Q + j)] = position;
+      rows[static_cast<size_t>(b * Q + j)] = b * Tq + position;
+    }
+  }
+  for (int64_t row : wanted) {
+    const auto& positions = per[static_cast<size_t>(row / Tq)];
+    const auto slot = std::lower_bound(positions.begin(), positions.end(), row % Tq);
+    outputs.push_back(row / Tq * Q + (slot - positions.begin()));
+  }
+  picked.rows = from_vector<int64_t>(rows, {B * Q});
+  picked.positions = from_vector<int64_t>(at, {B, Q});
+  picked.outputs = from_vector<int64_t>(outputs, {std::ssize(outputs)});
+  return picked;
+}
+
+}  // namespace
 
 MultiHeadAttention::MultiHeadAttention(const AttentionOptions& opts, Generator& init,
                                        std::shared_ptr<Generator> dropout_gen)
@@ -101,6 +157,25 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
   auto split_heads = [&](const Tensor& x) {
     return x.reshape({B, x.size(1), heads, head_dim}).permute({0, 2, 1, 3});
   };
+  if (output_rows.defined() && !options.fused_qkv && !cache && !causal && !need_weights) {
+    // Only the picked queries: their projection, scores, softmax and values (BERT's last
+    // layer under a masked-LM head masking 15%: the most any sequence of 32 has is about a
+    // fifth of its positions).
+    const PickedQueries picked = pick_queries(output_rows, B, Tq);
+    if (picked.per_sequence > 0 && picked.per_sequence < Tq) {
+      const int64_t Q = picked.per_sequence;
+      const Tensor queries = embedding(query.reshape({B * Tq, C}), picked.rows);
+      const Tensor q = split_heads(q_proj->forward(queries.reshape({B, Q, C})));
+      const QueryRows positions{picked.positions, Tq};
+      Tensor context = scaled_dot_product_attention(
+          q, split_heads(k_proj->forward(kv)), split_heads(v_proj->forward(kv)),
+          padding_mask(kv.size(1)), false, options.dropout, is_training(), dropout_generator.get(),
+          nullptr, &positions);
+      context = context.permute({0, 2, 1, 3}).reshape({B * Q, C});
+      out.output = out_proj->forward(embedding(context, picked.outputs));
+      return out;
+    }
+  }
   Tensor q, k, v;
   const bool reuse_keys = cross && cache && !cache->empty();
   if (options.fused_qkv) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "autograd/generator.h"
+#include "autograd/ops.h"
 #include "nn/kv_cache.h"
 #include "nn/linear.h"
 #include "nn/module.h"
@@ -14,10 +15,12 @@ namespace heed::nn {
 // softmax(q k^T / sqrt(d) + mask) v for q [B, h, Tq, d], k and v [B, h, Tk, d].
 // `mask` broadcasts to [B, h, Tq, Tk]: u8 (1 = attend, 0 = masked) or additive float.
 // `causal` stops query i from seeing keys after it. If `probs` is given it receives the
-// attention probabilities [B, h, Tq, Tk] (before dropout).
+// attention probabilities [B, h, Tq, Tk] (before dropout). `queries`, if given, says which
+// queries of a longer sequence q holds, for dropout (see attention_dropout_values).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& mask, bool causal, double dropout_p,
-                                    bool training, Generator* generator, Tensor* probs = nullptr);
+                                    bool training, Generator* generator, Tensor* probs = nullptr,
+                                    const QueryRows* queries = nullptr);
 
 // A [B, Tk] padding mask (1 = token, 0 = padding; any integer or float dtype) as the u8
 // [B, 1, 1, Tk] mask that attention broadcasts over heads and queries.
@@ -71,7 +74,9 @@ class MultiHeadAttention : public Module {
   // (a cache belongs to one memory). Decoding runs under NoGradGuard: with gradients on, the
   // cache would hold every step's graph.
   // output_rows (i64 [M], indices into the flattened [B * Tq] queries), if given, keeps only
-  // those rows: the output projection runs on them alone and `output` is [M, C].
+  // those rows and `output` is [M, C]: the output projection runs on them alone, and so do
+  // the query projection and the attention itself where nothing asks for the probabilities
+  // of every row (not causal, no cache, separate projections).
   AttentionOutput forward(const Tensor& query, const Tensor& key_value = Tensor(),
                           const Tensor& key_padding_mask = Tensor(), bool causal = false,
                           bool need_weights = false, AttentionCache* cache = nullptr,

@@ -16,6 +16,9 @@ struct RowDropout {
   // Write the dropped f32 probabilities rounded to bf16, for a bf16 product that would
   // otherwise round them in a pass of its own.
   bool bf16_output = false;
+  // Row r of the scores draws what row counter_rows[r] of a larger scores tensor (as wide)
+  // would draw; null: row r's own.
+  const int64_t* counter_rows = nullptr;
 };
 
 // softmax(scores * scale + mask), and with `drop` dropout after it: returns the dropped

@@ -4,6 +4,7 @@
 // tensor less per layer in memory at the end of forward (8 MB per BERT-small layer in f32).
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/dispatch.h"
@@ -62,6 +63,35 @@ Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_
 
 namespace {
 
+// Each row of scores [B, h, Tq', Tk] taken from queries->of queries: its row in the scores of
+// all of them, [B, h, of, Tk].
+std::vector<int64_t> full_attention_rows(const QueryRows& queries, const Tensor& scores,
+                                         bool causal) {
+  const Tensor& positions = queries.positions;
+  HEED_CHECK(!causal, "attention_dropout_values: picked queries cannot be causal");
+  HEED_CHECK(scores.dim() == 4 && positions.dtype() == DType::i64 && positions.dim() == 2 &&
+                 positions.size(0) == scores.size(0) && positions.size(1) == scores.size(2),
+             "attention_dropout_values: query positions {} ({}) must be i64 [B, Tq] for scores "
+             "{} [B, h, Tq, Tk]",
+             positions.shape_str(), positions.dtype(), scores.shape_str());
+  const int64_t batch = scores.size(0), heads = scores.size(1), picked = scores.size(2);
+  const std::vector<int64_t> at = positions.to_vector<int64_t>();
+  std::vector<int64_t> rows(static_cast<size_t>(batch * heads * picked));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t j = 0; j < picked; ++j) {
+      const int64_t position = at[static_cast<size_t>(b * picked + j)];
+      HEED_CHECK(position >= 0 && position < queries.of,
+                 "attention_dropout_values: query position {} outside a sequence of {}", position,
+                 queries.of);
+      for (int64_t h = 0; h < heads; ++h) {
+        rows[static_cast<size_t>((b * heads + h) * picked + j)] =
+            (b * heads + h) * queries.of + position;
+      }
+    }
+  }
+  return rows;
+}
+
 struct AttentionDropoutValuesBackward : Node {
   double scale = 1.0, p = 0.0;
   DType v_dtype = DType::f32;  // of v as given (saved(2) may be its bf16 copy)
@@ -89,7 +119,7 @@ struct AttentionDropoutValuesBackward : Node {
 
 Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double scale,
                                 const Tensor& mask, bool causal, double p, Generator& generator,
-                                Tensor* probs) {
+                                Tensor* probs, const QueryRows* queries) {
   OpTimer timer("attention_dropout_values");
   HEED_CHECK(p >= 0.0 && p < 1.0, "attention_dropout_values: probability must be in [0, 1), got {}",
              p);
@@ -98,14 +128,20 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
              "attention_dropout_values: scores {} and values {} must be [.., Tq, Tk] and "
              "[.., Tk, d] with the same leading dims",
              scores.shape_str(), v.shape_str());
+  const std::vector<int64_t> counter_rows =
+      queries ? full_attention_rows(*queries, scores, causal) : std::vector<int64_t>();
   if (p == 0.0) {
     Tensor y = attention_softmax(scores, scale, mask, causal);
     if (probs) *probs = y;
     return matmul(y, v);
   }
   const bool bf16_product = v.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16;
+  // The stream of all the queries' scores, as much as attention over all of them reserves.
+  const int64_t stream_elements =
+      queries ? scores.numel() / scores.size(-2) * queries->of : scores.numel();
   const RowDropout drop{p, generator.seed(),
-                        generator.reserve_blocks(dropout_blocks(scores.numel())), bf16_product};
+                        generator.reserve_blocks(dropout_blocks(stream_elements)), bf16_product,
+                        queries ? counter_rows.data() : nullptr};
   Tensor y, keep, out, v_operand = v;
   {
     NoGradGuard no_grad;

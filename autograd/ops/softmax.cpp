@@ -214,14 +214,17 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
       const T inv_keep = static_cast<T>(1.0 / (1.0 - drop->p));
       uint16_t draws[kMaxDropoutDraws];
       [[maybe_unused]] float unrounded[kMaxDropoutDraws];
-      // A chunk is whole rows, or a piece of one row longer than a chunk.
-      const int64_t rows_per_chunk = std::max<int64_t>(1, kMaxDropoutDraws / tk);
+      // A chunk is whole rows, or a piece of one row longer than a chunk; a row of its own
+      // when rows draw from other rows' counters.
+      const int64_t rows_per_chunk =
+          drop->counter_rows ? 1 : std::max<int64_t>(1, kMaxDropoutDraws / tk);
       for (int64_t c0 = r0 * tk, end = r1 * tk; c0 < end;) {
         const int64_t row = c0 / tk, col = c0 % tk;
         const int64_t count = col > 0 || tk > kMaxDropoutDraws
                                   ? std::min(tk - col, kMaxDropoutDraws)
                                   : std::min(r1 - row, rows_per_chunk) * tk;
-        dropout_draws(drop->seed, drop->offset, c0, count, draws);
+        const int64_t counter = drop->counter_rows ? drop->counter_rows[row] * tk + col : c0;
+        dropout_draws(drop->seed, drop->offset, counter, count, draws);
         const T* in = probs_rows + (c0 - r0 * tk);
         for (int64_t i = 0; i < count;) {  // each row's piece of the chunk: its own keep bits
           const int64_t r = (c0 + i) / tk, c = (c0 + i) % tk, n = std::min(tk - c, count - i);

@@ -69,6 +69,103 @@ TEST(AttentionDropoutValues, GivesTheSameBitsAsSoftmaxDropoutThenMatmul) {
   }
 }
 
+TEST(AttentionDropoutValues, PickedQueriesDropWhatAllQueriesWouldDrop) {
+  // Scores of 3 of 7 queries per sequence (in any order) drop the elements that the scores
+  // of all 7 drop in those rows, and leave the generator where all 7 would: the same
+  // probabilities and outputs, the same gradients where only those rows are read. In f64 a
+  // row's products sum in the same order whatever the other rows (the bits agree), except
+  // the values' gradient, a sum over the rows, taken here in the picked order; f32's kernels
+  // may block 6 rows otherwise than 14.
+  const int64_t B = 2, H = 3, T = 7, Tk = 37, Q = 3, D = 8;
+  const std::vector<int64_t> positions{4, 0, 6, 2, 5, 3};  // [B, Q]
+  std::vector<uint8_t> keep(Tk, 1);
+  keep.back() = 0;  // the last key padded away
+  const Tensor mask = from_vector<uint8_t>(keep, {1, 1, 1, Tk});
+  // Rows [b, h, positions[b, j]] of a [B, H, T, n] tensor, as [B, H, Q, n].
+  auto pick = [&](const Tensor& full) {
+    const int64_t n = full.size(-1);
+    const std::vector<double> all = full.to(DType::f64).to_vector<double>();
+    std::vector<double> picked;
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t j = 0; j < Q; ++j) {
+          const auto row = all.begin() + ((b * H + h) * T + positions[b * Q + j]) * n;
+          picked.insert(picked.end(), row, row + n);
+        }
+      }
+    }
+    return from_vector<double>(picked, {B, H, Q, n}).to(full.dtype());
+  };
+  for (DType dtype : {DType::f64, DType::f32}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const bool exact = dtype == DType::f64;
+    Tensor scores = random_tensor({B, H, T, Tk}, 71, dtype);
+    Tensor v = random_tensor({B, H, Tk, D}, 72, dtype);
+    Tensor weights = random_tensor({B, H, Q, D}, 73, dtype);
+    Tensor results[2][4];  // [picked?]{output, probabilities, gradient of scores, of v}
+    uint64_t next_offset[2];
+    for (bool picked : {false, true}) {
+      Tensor s = picked ? pick(scores) : scores.clone(), vv = v.clone();
+      s.set_requires_grad(true);
+      vv.set_requires_grad(true);
+      Generator g(9);
+      g.reserve_blocks(5);
+      const QueryRows rows{from_vector<int64_t>(positions, {B, Q}), T};
+      Tensor probs;
+      Tensor out = attention_dropout_values(s, vv, 0.4, mask, false, 0.3, g, &probs,
+                                            picked ? &rows : nullptr);
+      next_offset[picked] = g.reserve_blocks(1);
+      // The full path's gradient reaches only the picked rows: their weights, zero elsewhere.
+      Tensor w = weights;
+      if (!picked) {
+        std::vector<double> full(static_cast<size_t>(B * H * T * D), 0.0);
+        const std::vector<double> given = weights.to(DType::f64).to_vector<double>();
+        for (int64_t bh = 0; bh < B * H; ++bh) {
+          for (int64_t j = 0; j < Q; ++j) {
+            std::copy_n(given.begin() + (bh * Q + j) * D, D,
+                        full.begin() + (bh * T + positions[bh / H * Q + j]) * D);
+          }
+        }
+        w = from_vector<double>(full, {B, H, T, D}).to(dtype);
+      }
+      sum(mul(out, w)).backward();
+      results[picked][0] = picked ? out : pick(out);
+      results[picked][1] = picked ? probs : pick(probs);
+      results[picked][2] = picked ? s.grad() : pick(s.grad());
+      results[picked][3] = vv.grad();
+    }
+    EXPECT_EQ(next_offset[true], next_offset[false]);
+    const char* names[4] = {"output", "probabilities", "gradient of the scores",
+                            "gradient of the values"};
+    for (int i = 0; i < 4; ++i) {
+      if ((exact && i < 3) || i == 1) {
+        expect_same_bits(results[true][i], results[false][i], names[i]);
+      } else {
+        // Sums of at most 37 terms in another order: a few ulps.
+        EXPECT_LT(heed::testing::max_relative_error(results[true][i], results[false][i]),
+                  exact ? 1e-14 : 1e-5)
+            << names[i];
+      }
+    }
+  }
+}
+
+TEST(AttentionDropoutValues, PickedQueriesMustBeInTheSequence) {
+  Generator g(10);
+  Tensor scores = random_tensor({1, 2, 2, 5}, 74, DType::f32);
+  Tensor v = random_tensor({1, 2, 5, 3}, 75, DType::f32);
+  const QueryRows outside{from_vector<int64_t>({1, 4}, {1, 2}), 4};
+  EXPECT_THROW(attention_dropout_values(scores, v, 0.5, Tensor(), false, 0.1, g, nullptr, &outside),
+               Error);
+  const QueryRows misshapen{from_vector<int64_t>({1, 2, 3}, {1, 3}), 4};
+  EXPECT_THROW(
+      attention_dropout_values(scores, v, 0.5, Tensor(), false, 0.1, g, nullptr, &misshapen),
+      Error);
+  const QueryRows inside{from_vector<int64_t>({1, 2}, {1, 2}), 4};
+  EXPECT_THROW(attention_dropout_values(scores, v, 0.5, Tensor(), true, 0.1, g, nullptr, &inside),
+               Error);  // causal: each row's cut would need its position
+}
+
 TEST(AttentionDropoutValues, HoldsOneProbabilityTensorLessUntilBackward) {
   // What stays allocated after forward: the unfused pair keeps the dropped probabilities for
   // the product's backward; the fused op does not.

@@ -186,6 +186,16 @@ TEST(Gradcheck, AttentionDropoutValuesFixedSeed) {
       },
       {param({2, 4, 4}, 47), param({2, 4, 3}, 49)});
 }
+TEST(Gradcheck, AttentionDropoutValuesPickedQueriesFixedSeed) {
+  // Queries 3 and 1 of a sequence of 4, and the first sequence's query 2 twice.
+  const QueryRows rows{from_vector<int64_t>({3, 1, 2, 2}, {2, 2}), 4};
+  expect_gradcheck(
+      [rows](const Inputs& x) {
+        Generator g(8);
+        return attention_dropout_values(x[0], x[1], 0.5, Tensor(), false, 0.3, g, nullptr, &rows);
+      },
+      {param({2, 1, 2, 5}, 57), param({2, 1, 5, 3}, 58)});
+}
 TEST(Gradcheck, SelfAttentionQkvFixedSeed) {
   // Two heads of 3 over 4 positions; the second sequence's last key padded away.
   Tensor keep = from_vector<uint8_t>({1, 1, 1, 1, 1, 1, 1, 0}, {2, 1, 1, 4});

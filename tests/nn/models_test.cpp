@@ -228,29 +228,55 @@ TEST(Models, BertMaskedLMOnLabelledRowsIsTheSameLossAndGradients) {
   // only_labeled_logits (what a training step runs) computes the last layer after its
   // attention, and the head, on the labelled rows alone, padded from 17 to 18 rows with a
   // repeat labelled -100: the loss and every parameter's gradient agree with the path that
-  // computes every row.
+  // computes every row. The last layer's attention runs on 11 queries per sequence (the
+  // most labelled rows in one) of 12, and with attention dropout it drops what attention
+  // over every query drops in those rows.
   BertConfig c = small_bert();
-  c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.0;
   std::vector<int64_t> ids(24), mask(24, 1), labels(24, -100);
   for (int64_t i = 0; i < 24; ++i) ids[i] = (7 * i + 3) % 50;
   mask[22] = mask[23] = 0;
   for (int64_t i : {0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 17, 19, 21}) {
     labels[i] = (11 * i + 5) % 50;
   }
+  c.hidden_dropout_prob = 0.0;
+  for (double attention_dropout : {0.0, 0.3}) {
+    SCOPED_TRACE(::testing::Message() << "attention dropout " << attention_dropout);
+    c.attention_probs_dropout_prob = attention_dropout;
+    expect_same_loss_and_gradients(
+        [&] { return BertForMaskedLM(c, 11); },
+        [&](const BertForMaskedLM& model, bool sparse) {
+          ModelOutputs out = model.forward({.input_ids = from_vector<int64_t>(ids, {2, 12}),
+                                            .attention_mask = from_vector<int64_t>(mask, {2, 12}),
+                                            .labels = from_vector<int64_t>(labels, {2, 12}),
+                                            .only_labeled_logits = sparse});
+          EXPECT_EQ(out.logits.size(0), sparse ? 18 : 2);
+          if (sparse) {
+            const std::vector<int64_t> kept = out.labels.to_vector<int64_t>();
+            EXPECT_EQ(kept[16], labels[21]);
+            EXPECT_EQ(kept[17], -100);
+          }
+          return out;
+        });
+  }
+}
+
+TEST(Models, BertMaskedLMOnLabelledRowsOfOneSequence) {
+  // Two labelled rows, both in the first sequence: the second computes a block of queries
+  // that nothing reads (repeats of its first position), and the result is still the full
+  // path's, with attention dropout on.
+  BertConfig c = small_bert();
+  c.hidden_dropout_prob = 0.0;
+  c.attention_probs_dropout_prob = 0.3;
+  std::vector<int64_t> ids(24), labels(24, -100);
+  for (int64_t i = 0; i < 24; ++i) ids[i] = (5 * i + 1) % 50;
+  labels[3] = 7;
+  labels[8] = 41;
   expect_same_loss_and_gradients(
-      [&] { return BertForMaskedLM(c, 11); },
+      [&] { return BertForMaskedLM(c, 12); },
       [&](const BertForMaskedLM& model, bool sparse) {
-        ModelOutputs out = model.forward({.input_ids = from_vector<int64_t>(ids, {2, 12}),
-                                          .attention_mask = from_vector<int64_t>(mask, {2, 12}),
-                                          .labels = from_vector<int64_t>(labels, {2, 12}),
-                                          .only_labeled_logits = sparse});
-        EXPECT_EQ(out.logits.size(0), sparse ? 18 : 2);
-        if (sparse) {
-          const std::vector<int64_t> kept = out.labels.to_vector<int64_t>();
-          EXPECT_EQ(kept[16], labels[21]);
-          EXPECT_EQ(kept[17], -100);
-        }
-        return out;
+        return model.forward({.input_ids = from_vector<int64_t>(ids, {2, 12}),
+                              .labels = from_vector<int64_t>(labels, {2, 12}),
+                              .only_labeled_logits = sparse});
       });
 }
 
