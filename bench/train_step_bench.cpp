@@ -26,6 +26,7 @@
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
+#include "nn/padded_rows.h"
 #include "train/distributed/data_parallel.h"
 #include "train/train_step.h"
 
@@ -152,16 +153,22 @@ data::Batch synthetic_batch(const Workload& w, Generator& g) {
 // backward FLOPs of a step (2 per multiply-add, x3 for the two products of backward). The
 // MLM head runs on the labelled rows only, as the trainer runs it. `executed`: the FLOPs heed
 // runs, where the last MLM layer's output projection and feed-forward run on the labelled
-// rows alone; otherwise the model's FLOPs as a plain implementation runs them (PyTorch's
-// side prints the same), which the comparison checks for equal work.
-double flops_per_step(const Workload& w, double labelled_fraction, bool executed) {
+// rows alone, and its query projection and attention on the block of queries it picks per
+// sequence (query_fraction of them); otherwise the model's FLOPs as a plain implementation
+// runs them (PyTorch's side prints the same), which the comparison checks for equal work.
+double flops_per_step(const Workload& w, double labelled_fraction, double query_fraction,
+                      bool executed) {
   const double H = w.hidden, I = w.ffn, V = w.vocab, B = w.batch, T = w.seq;
   const double layer = 4 * H * H + 2 * H * I;
   const double attention = 2 * B * T * T * H;  // QK^T and PV, per layer
   if (w.task == train::Task::kMlm) {
     const double head = labelled_fraction * (H * H + H * V);
-    const double skipped = executed ? (1 - labelled_fraction) * (H * H + 2 * H * I) : 0.0;
-    return 6 * (B * T * (w.layers * layer + head - skipped) + w.layers * attention);
+    const double skipped =
+        executed ? (1 - labelled_fraction) * (H * H + 2 * H * I) + (1 - query_fraction) * H * H
+                 : 0.0;
+    const double attention_skipped = executed ? (1 - query_fraction) * attention : 0.0;
+    return 6 *
+           (B * T * (w.layers * layer + head - skipped) + w.layers * attention - attention_skipped);
   }
   if (w.task == train::Task::kClm)
     return 6 * (B * T * (w.layers * layer + H * V) + w.layers * attention);
@@ -172,6 +179,20 @@ double flops_per_step(const Workload& w, double labelled_fraction, bool executed
   const double decoder = B * Tt * (6 * H * H + 2 * H * I) + B * T * 2 * H * H +
                          2 * B * Tt * Tt * H + 2 * B * Tt * T * H;
   return 6 * (w.layers * (encoder + decoder) + B * Tt * H * V);
+}
+
+// The queries per sequence that BERT's last layer attends from under a masked-LM head: the
+// most labelled positions in a sequence of the batch, padded as MultiHeadAttention pads them
+// (every position when that reaches the sequence's length).
+int64_t picked_queries(const data::Batch& b) {
+  int64_t most = 0;
+  for (int64_t r = 0; r < b.batch_size; ++r) {
+    const auto row = b.labels.begin() + r * b.label_len;
+    most = std::max<int64_t>(
+        most, std::count_if(row, row + b.label_len, [](int64_t l) { return l != -100; }));
+  }
+  const int64_t padded = nn::padded_row_count(most);
+  return padded > 0 && padded < b.seq_len ? padded : b.seq_len;
 }
 
 double median(std::vector<double> v) {
@@ -263,10 +284,11 @@ int main(int argc, char** argv) {
   Generator g(2);
   std::vector<data::Batch> batches;
   for (int i = 0; i < 4; ++i) batches.push_back(synthetic_batch(w, g));
-  double labelled = 0, positions = 0;
+  double labelled = 0, positions = 0, queries = 0;
   for (const data::Batch& b : batches) {
     labelled += static_cast<double>(b.num_target_tokens);
     positions += static_cast<double>(b.batch_size * b.seq_len);
+    queries += static_cast<double>(b.batch_size * picked_queries(b));
   }
   // Under mpirun, the trainer's data parallelism: each rank takes its rows of the same global
   // batches, and the gradients are summed while backward runs.
@@ -315,8 +337,10 @@ int main(int argc, char** argv) {
               precision.c_str(), num_threads());
   std::printf("products_in: %s\n", bf16_runs ? "bf16" : "f32");
   std::printf("tokens_per_step: %ld\n", tokens);
-  std::printf("model_flops_per_step: %.0f\n", flops_per_step(w, labelled / positions, false));
-  std::printf("flops_per_step: %.0f\n", flops_per_step(w, labelled / positions, true));
+  std::printf("model_flops_per_step: %.0f\n",
+              flops_per_step(w, labelled / positions, queries / positions, false));
+  std::printf("flops_per_step: %.0f\n",
+              flops_per_step(w, labelled / positions, queries / positions, true));
   std::printf("parameters: %ld\n", parameters);
   std::printf("forward_ms: %.2f\nbackward_ms: %.2f\noptimizer_ms: %.2f\nstep_ms: %.2f\n",
               1e3 * median(forward), 1e3 * median(backward), 1e3 * median(update),

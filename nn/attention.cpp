@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "nn/padded_rows.h"
 
 namespace heed::nn {
 
@@ -46,14 +47,15 @@ namespace {
 // The queries that output rows read, a block of the same count per sequence, so that
 // attention runs on them alone as a batch.
 struct PickedQueries {
-  int64_t per_sequence = 0;  // Q: the most any sequence has
+  int64_t per_sequence = 0;  // Q
   Tensor rows;               // i64 [B * Q], into the flattened [B * Tq] queries
   Tensor positions;          // i64 [B, Q], the same as positions in their sequences
   Tensor outputs;            // i64 [M]: each output row's row of the [B * Q] results
 };
 
-// A sequence with fewer than Q picked queries repeats its first (or position 0): those rows
-// are computed and never read.
+// Q is the most picked queries any sequence has, padded to a padded_row_count (a few block
+// sizes over a run, not one per batch). A sequence with fewer repeats its first (or position
+// 0): those rows are computed and never read.
 PickedQueries pick_queries(const Tensor& output_rows, int64_t B, int64_t Tq) {
   const std::vector<int64_t> wanted = output_rows.to_vector<int64_t>();
   std::vector<std::vector<int64_t>> per(static_cast<size_t>(B));
@@ -68,6 +70,7 @@ PickedQueries pick_queries(const Tensor& output_rows, int64_t B, int64_t Tq) {
     positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
     picked.per_sequence = std::max<int64_t>(picked.per_sequence, std::ssize(positions));
   }
+  picked.per_sequence = padded_row_count(picked.per_sequence);
   const int64_t Q = picked.per_sequence;
   std::vector<int64_t> at(static_cast<size_t>(B * Q)), rows(at.size()), outputs;
   for (int64_t b = 0; b < B; ++b) {

@@ -1,9 +1,8 @@
 #include "nn/models/bert.h"
 
-#include <bit>
-
 #include "autograd/ops.h"
 #include "nn/models/config_json.h"
+#include "nn/padded_rows.h"
 #include "nn/positional.h"
 
 namespace heed::nn {
@@ -43,16 +42,6 @@ Tensor position_ids(int64_t T, int64_t max_positions) {
   HEED_CHECK(T <= max_positions, "sequence of {} tokens is longer than max_position_embeddings {}",
              T, max_positions);
   return arange(0, T);
-}
-
-// The row count a gathered head runs at: `rows` rounded up to one of eight sizes per power of
-// two (at most 12.5% more). The number of masked positions changes from batch to batch, and
-// oneDNN builds (and keeps) kernels for each row count a product sees; rounded, a run sees a
-// few row counts instead of hundreds (docs/performance.md has the numbers).
-int64_t padded_row_count(int64_t rows) {
-  if (rows < 16) return rows;
-  const auto step = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(rows)) / 8);
-  return (rows + step - 1) / step * step;
 }
 
 Tensor masked_lm_loss(const Tensor& logits, const Tensor& labels, double label_smoothing) {
