@@ -149,14 +149,14 @@ Tensor attention_softmax_dropout(const Tensor& scores, double scale, const Tenso
 // than holding them from forward to backward (attention's memory at the end of forward is
 // then one [.., Tq, Tk] tensor smaller per layer). v is [.., Tk, d] with the scores' leading dims.
 //
-// With `queries`, the scores [B, h, Tq', Tk] are some of the queries of a sequence of Tq
-// (queries->of): row j of sequence b is its query queries->positions[b, j] (i64 [B, Tq']).
-// Dropout then drops what attention over all Tq queries would drop in those rows, and
-// reserves as much of the generator's stream, so that a model computing only the rows it
-// reads trains as one computing every row and picking them after. Not with `causal`.
+// With `queries`, the scores [B, h, Q, Tk] are Q of the queries of a sequence of T
+// (queries->sequence_length): row j of sequence b is its query queries->positions[b, j]
+// (i64 [B, Q]). Dropout then drops what attention over all T queries would drop in those
+// rows, and reserves as much of the generator's stream: a model computing only the rows it
+// reads gets the attention a model computing every row gets in them. Not with `causal`.
 struct QueryRows {
   Tensor positions;
-  int64_t of = 0;
+  int64_t sequence_length = 0;
 };
 Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double scale,
                                 const Tensor& mask, bool causal, double p, Generator& generator,

@@ -433,9 +433,10 @@ def main():
         print("- failed rows (a side without one successful run): " + ", ".join(failed))
     print("\nGFLOP/s: the matmul FLOPs of forward + backward that each program runs "
           "(flops_per_step) over the median step time; % of the oneDNN matmul peak above. "
-          "heed runs the last BERT layer on the labelled rows alone after its keys and values "
-          "(queries, attention, output projection, feed-forward), so it runs fewer FLOPs than "
-          "PyTorch for the same model "
+          "heed runs the last BERT layer's queries and attention on a block of each sequence's "
+          "labelled positions (as many as the most any sequence has) and its output projection "
+          "and feed-forward on the labelled rows alone, so it runs fewer FLOPs than PyTorch for "
+          "the same model "
           "(model_flops_per_step, equal in both).")
     write_json()
     return 1 if failed else 0

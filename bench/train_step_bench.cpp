@@ -284,15 +284,21 @@ int main(int argc, char** argv) {
   Generator g(2);
   std::vector<data::Batch> batches;
   for (int i = 0; i < 4; ++i) batches.push_back(synthetic_batch(w, g));
+  // Under mpirun, the trainer's data parallelism: each rank takes its rows of the same global
+  // batches, and the gradients are summed while backward runs.
+  const train::World& world = train::World::get();
   double labelled = 0, positions = 0, queries = 0;
   for (const data::Batch& b : batches) {
     labelled += static_cast<double>(b.num_target_tokens);
     positions += static_cast<double>(b.batch_size * b.seq_len);
-    queries += static_cast<double>(b.batch_size * picked_queries(b));
+    // Each rank picks its block of queries from its own rows (DataParallel::rows' split).
+    const int64_t n = world.size();
+    for (int64_t r = 0; r < n; ++r) {
+      const data::Batch part =
+          data::batch_rows(b, b.batch_size * r / n, b.batch_size * (r + 1) / n);
+      queries += static_cast<double>(part.batch_size * picked_queries(part));
+    }
   }
-  // Under mpirun, the trainer's data parallelism: each rank takes its rows of the same global
-  // batches, and the gradients are summed while backward runs.
-  const train::World& world = train::World::get();
   std::unique_ptr<train::DataParallel> parallel;
   if (world.distributed()) {
     parallel = std::make_unique<train::DataParallel>(world, *model, *optimizer,

@@ -5,10 +5,13 @@
 #include <string>
 
 #include "autograd/generator.h"
-#include "autograd/ops.h"
 #include "nn/kv_cache.h"
 #include "nn/linear.h"
 #include "nn/module.h"
+
+namespace heed {
+struct QueryRows;  // autograd/ops.h
+}  // namespace heed
 
 namespace heed::nn {
 

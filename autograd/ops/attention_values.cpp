@@ -63,16 +63,16 @@ Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_
 
 namespace {
 
-// Each row of scores [B, h, Tq', Tk] taken from queries->of queries: its row in the scores of
-// all of them, [B, h, of, Tk].
+// Each row of scores [B, h, Q, Tk] of Q queries picked from a sequence of T: its row in the
+// scores of all T, [B, h, T, Tk].
 std::vector<int64_t> full_attention_rows(const QueryRows& queries, const Tensor& scores,
                                          bool causal) {
   const Tensor& positions = queries.positions;
   HEED_CHECK(!causal, "attention_dropout_values: picked queries cannot be causal");
   HEED_CHECK(scores.dim() == 4 && positions.dtype() == DType::i64 && positions.dim() == 2 &&
                  positions.size(0) == scores.size(0) && positions.size(1) == scores.size(2),
-             "attention_dropout_values: query positions {} ({}) must be i64 [B, Tq] for scores "
-             "{} [B, h, Tq, Tk]",
+             "attention_dropout_values: query positions {} ({}) must be i64 [B, Q] for scores "
+             "{} [B, h, Q, Tk]",
              positions.shape_str(), positions.dtype(), scores.shape_str());
   const int64_t batch = scores.size(0), heads = scores.size(1), picked = scores.size(2);
   const std::vector<int64_t> at = positions.to_vector<int64_t>();
@@ -80,12 +80,12 @@ std::vector<int64_t> full_attention_rows(const QueryRows& queries, const Tensor&
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t j = 0; j < picked; ++j) {
       const int64_t position = at[static_cast<size_t>(b * picked + j)];
-      HEED_CHECK(position >= 0 && position < queries.of,
+      HEED_CHECK(position >= 0 && position < queries.sequence_length,
                  "attention_dropout_values: query position {} outside a sequence of {}", position,
-                 queries.of);
+                 queries.sequence_length);
       for (int64_t h = 0; h < heads; ++h) {
         rows[static_cast<size_t>((b * heads + h) * picked + j)] =
-            (b * heads + h) * queries.of + position;
+            (b * heads + h) * queries.sequence_length + position;
       }
     }
   }
@@ -138,7 +138,8 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
   const bool bf16_product = v.dtype() == DType::f32 && matmul_precision() == MatmulPrecision::bf16;
   // The stream of all the queries' scores, as much as attention over all of them reserves.
   const int64_t stream_elements =
-      queries ? scores.numel() / scores.size(-2) * queries->of : scores.numel();
+      queries ? scores.size(0) * scores.size(1) * queries->sequence_length * scores.size(3)
+              : scores.numel();
   const RowDropout drop{p, generator.seed(),
                         generator.reserve_blocks(dropout_blocks(stream_elements)), bf16_product,
                         queries ? counter_rows.data() : nullptr};

@@ -72,15 +72,14 @@ TEST(AttentionDropoutValues, GivesTheSameBitsAsSoftmaxDropoutThenMatmul) {
 TEST(AttentionDropoutValues, PickedQueriesDropWhatAllQueriesWouldDrop) {
   // Scores of 3 of 7 queries per sequence (in any order) drop the elements that the scores
   // of all 7 drop in those rows, and leave the generator where all 7 would: the same
-  // probabilities and outputs, the same gradients where only those rows are read. In f64 a
-  // row's products sum in the same order whatever the other rows (the bits agree), except
-  // the values' gradient, a sum over the rows, taken here in the picked order; f32's kernels
-  // may block 6 rows otherwise than 14.
-  const int64_t B = 2, H = 3, T = 7, Tk = 37, Q = 3, D = 8;
+  // probabilities and outputs, the same gradients where only those rows are read. Rows of
+  // 37 keys (straddling Philox blocks and bytes of keep bits) and 4,100 (a row in pieces);
+  // f64, f32, and f32 with bf16 products (the dropped probabilities rounded as they are
+  // drawn). In f64 a row's products sum in the same order whatever the other rows (the bits
+  // agree), except the values' gradient, a sum over the rows, taken here in the picked
+  // order; oneDNN's kernels may split a sum otherwise for 18 rows than for 42.
+  const int64_t B = 2, H = 3, T = 7, Q = 3, D = 8;
   const std::vector<int64_t> positions{4, 0, 6, 2, 5, 3};  // [B, Q]
-  std::vector<uint8_t> keep(Tk, 1);
-  keep.back() = 0;  // the last key padded away
-  const Tensor mask = from_vector<uint8_t>(keep, {1, 1, 1, Tk});
   // Rows [b, h, positions[b, j]] of a [B, H, T, n] tensor, as [B, H, Q, n].
   auto pick = [&](const Tensor& full) {
     const int64_t n = full.size(-1);
@@ -96,55 +95,67 @@ TEST(AttentionDropoutValues, PickedQueriesDropWhatAllQueriesWouldDrop) {
     }
     return from_vector<double>(picked, {B, H, Q, n}).to(full.dtype());
   };
-  for (DType dtype : {DType::f64, DType::f32}) {
-    SCOPED_TRACE(dtype_name(dtype));
-    const bool exact = dtype == DType::f64;
-    Tensor scores = random_tensor({B, H, T, Tk}, 71, dtype);
-    Tensor v = random_tensor({B, H, Tk, D}, 72, dtype);
-    Tensor weights = random_tensor({B, H, Q, D}, 73, dtype);
-    Tensor results[2][4];  // [picked?]{output, probabilities, gradient of scores, of v}
-    uint64_t next_offset[2];
-    for (bool picked : {false, true}) {
-      Tensor s = picked ? pick(scores) : scores.clone(), vv = v.clone();
-      s.set_requires_grad(true);
-      vv.set_requires_grad(true);
-      Generator g(9);
-      g.reserve_blocks(5);
-      const QueryRows rows{from_vector<int64_t>(positions, {B, Q}), T};
-      Tensor probs;
-      Tensor out = attention_dropout_values(s, vv, 0.4, mask, false, 0.3, g, &probs,
-                                            picked ? &rows : nullptr);
-      next_offset[picked] = g.reserve_blocks(1);
-      // The full path's gradient reaches only the picked rows: their weights, zero elsewhere.
-      Tensor w = weights;
-      if (!picked) {
-        std::vector<double> full(static_cast<size_t>(B * H * T * D), 0.0);
-        const std::vector<double> given = weights.to(DType::f64).to_vector<double>();
-        for (int64_t bh = 0; bh < B * H; ++bh) {
-          for (int64_t j = 0; j < Q; ++j) {
-            std::copy_n(given.begin() + (bh * Q + j) * D, D,
-                        full.begin() + (bh * T + positions[bh / H * Q + j]) * D);
+  for (const int64_t Tk : {int64_t{37}, int64_t{4100}}) {
+    std::vector<uint8_t> keep(Tk, 1);
+    keep.back() = 0;  // the last key padded away
+    const Tensor mask = from_vector<uint8_t>(keep, {1, 1, 1, Tk});
+    for (const bool bf16_products : {false, true}) {
+      heed::testing::MatmulPrecisionScope scope(bf16_products ? MatmulPrecision::bf16
+                                                              : MatmulPrecision::f32);
+      for (DType dtype : {DType::f64, DType::f32}) {
+        if (bf16_products && dtype == DType::f64) continue;  // f64 products stay f64
+        SCOPED_TRACE(::testing::Message() << Tk << " keys, " << dtype_name(dtype)
+                                          << ", bf16 products " << bf16_products);
+        const bool exact = dtype == DType::f64;
+        Tensor scores = random_tensor({B, H, T, Tk}, 71, dtype);
+        Tensor v = random_tensor({B, H, Tk, D}, 72, dtype);
+        Tensor weights = random_tensor({B, H, Q, D}, 73, dtype);
+        Tensor results[2][4];  // [picked?]{output, probabilities, gradient of scores, of v}
+        uint64_t next_offset[2];
+        for (bool picked : {false, true}) {
+          Tensor s = picked ? pick(scores) : scores.clone(), vv = v.clone();
+          s.set_requires_grad(true);
+          vv.set_requires_grad(true);
+          Generator g(9);
+          g.reserve_blocks(5);
+          const QueryRows rows{from_vector<int64_t>(positions, {B, Q}), T};
+          Tensor probs;
+          Tensor out = attention_dropout_values(s, vv, 0.4, mask, false, 0.3, g, &probs,
+                                                picked ? &rows : nullptr);
+          next_offset[picked] = g.reserve_blocks(1);
+          // The full path's gradient reaches only the picked rows: their weights, zero
+          // elsewhere.
+          Tensor w = weights;
+          if (!picked) {
+            std::vector<double> full(static_cast<size_t>(B * H * T * D), 0.0);
+            const std::vector<double> given = weights.to(DType::f64).to_vector<double>();
+            for (int64_t bh = 0; bh < B * H; ++bh) {
+              for (int64_t j = 0; j < Q; ++j) {
+                std::copy_n(given.begin() + (bh * Q + j) * D, D,
+                            full.begin() + (bh * T + positions[bh / H * Q + j]) * D);
+              }
+            }
+            w = from_vector<double>(full, {B, H, T, D}).to(dtype);
+          }
+          sum(mul(out, w)).backward();
+          results[picked][0] = picked ? out : pick(out);
+          results[picked][1] = picked ? probs : pick(probs);
+          results[picked][2] = picked ? s.grad() : pick(s.grad());
+          results[picked][3] = vv.grad();
+        }
+        EXPECT_EQ(next_offset[true], next_offset[false]);
+        const char* names[4] = {"output", "probabilities", "gradient of the scores",
+                                "gradient of the values"};
+        for (int i = 0; i < 4; ++i) {
+          if ((exact && i < 3) || i == 1) {
+            expect_same_bits(results[true][i], results[false][i], names[i]);
+          } else {
+            // The same terms summed in another order: a few ulps of f32 (or f64).
+            EXPECT_LT(heed::testing::max_relative_error(results[true][i], results[false][i]),
+                      exact ? 1e-14 : 1e-5)
+                << names[i];
           }
         }
-        w = from_vector<double>(full, {B, H, T, D}).to(dtype);
-      }
-      sum(mul(out, w)).backward();
-      results[picked][0] = picked ? out : pick(out);
-      results[picked][1] = picked ? probs : pick(probs);
-      results[picked][2] = picked ? s.grad() : pick(s.grad());
-      results[picked][3] = vv.grad();
-    }
-    EXPECT_EQ(next_offset[true], next_offset[false]);
-    const char* names[4] = {"output", "probabilities", "gradient of the scores",
-                            "gradient of the values"};
-    for (int i = 0; i < 4; ++i) {
-      if ((exact && i < 3) || i == 1) {
-        expect_same_bits(results[true][i], results[false][i], names[i]);
-      } else {
-        // Sums of at most 37 terms in another order: a few ulps.
-        EXPECT_LT(heed::testing::max_relative_error(results[true][i], results[false][i]),
-                  exact ? 1e-14 : 1e-5)
-            << names[i];
       }
     }
   }

@@ -187,7 +187,7 @@ TEST(Gradcheck, AttentionDropoutValuesFixedSeed) {
       {param({2, 4, 4}, 47), param({2, 4, 3}, 49)});
 }
 TEST(Gradcheck, AttentionDropoutValuesPickedQueriesFixedSeed) {
-  // Queries 3 and 1 of a sequence of 4, and the first sequence's query 2 twice.
+  // Queries 3 and 1 of the first sequence of 4, and the second sequence's query 2 twice.
   const QueryRows rows{from_vector<int64_t>({3, 1, 2, 2}, {2, 2}), 4};
   expect_gradcheck(
       [rows](const Inputs& x) {

@@ -2,7 +2,9 @@
 
 #include <memory>
 
+#include "autograd/allocator.h"
 #include "autograd/grad_mode.h"
+#include "autograd/ops.h"
 #include "autograd/random.h"
 #include "nn/attention.h"
 #include "support/test_util.h"
@@ -136,6 +138,58 @@ TEST(Attention, FusedQkvMatchesSeparateProjections) {
             1e-12);
   EXPECT_EQ(fused.named_parameters()[0].first, "c_attn.weight");
   EXPECT_EQ(fused.named_parameters()[0].second.shape(), (Shape{8, 24}));
+}
+
+TEST(Attention, OutputRowsAttendFromThePickedQueriesAlone) {
+  // Output rows (out of order, one repeated): the rows of attention over every query, with
+  // attention dropout drawing the same elements, the same gradients, the generator left at
+  // the same offset; self-attention and cross-attention. And the queries that are not picked
+  // are not computed: the picked path holds (nearly) none of their probabilities.
+  const int64_t B = 2, T = 64, C = 16, heads = 4;
+  const Tensor rows = from_vector<int64_t>({70, 3, 3, 100}, {4});  // Q = 2 of 64
+  for (bool cross : {false, true}) {
+    SCOPED_TRACE(cross ? "cross-attention" : "self-attention");
+    const int64_t Tk = cross ? 40 : T;
+    std::vector<int64_t> keep(static_cast<size_t>(B * Tk), 1);
+    keep.back() = 0;
+    const Tensor mask = from_vector<int64_t>(keep, {B, Tk});
+    Generator init(40);
+    MultiHeadAttention attn(
+        {.embed_dim = C, .num_heads = heads, .dropout = 0.3, .dtype = DType::f64}, init, nullptr);
+    Tensor outputs[2], input_grads[2];
+    std::vector<Tensor> param_grads[2];
+    size_t held[2];
+    uint64_t next_offset[2];
+    for (bool picked : {false, true}) {
+      attn.zero_grad();
+      attn.dropout_generator = std::make_shared<Generator>(41);
+      Generator g(42);
+      Tensor x = randn({B, T, C}, g, DType::f64), memory = randn({B, Tk, C}, g, DType::f64);
+      x.set_requires_grad(true);
+      empty_cache();
+      const size_t before = allocator_stats().allocated_bytes;
+      Tensor out = attn.forward(x, cross ? memory : Tensor(), mask, false, false, nullptr,
+                                picked ? rows : Tensor())
+                       .output;
+      if (!picked) out = embedding(out.reshape({B * T, C}), rows);
+      held[picked] = allocator_stats().allocated_bytes - before;
+      next_offset[picked] = attn.dropout_generator->reserve_blocks(1);
+      sum(mul(out, randn({4, C}, g, DType::f64))).backward();
+      outputs[picked] = out;
+      input_grads[picked] = x.grad();
+      for (auto& [name, p] : attn.named_parameters()) param_grads[picked].push_back(p.grad());
+    }
+    EXPECT_LT(heed::testing::max_relative_error(outputs[1], outputs[0]), 1e-12);
+    EXPECT_LT(heed::testing::max_relative_error(input_grads[1], input_grads[0]), 1e-12);
+    for (size_t i = 0; i < param_grads[0].size(); ++i) {
+      EXPECT_LT(heed::testing::max_relative_error(param_grads[1][i], param_grads[0][i]), 1e-12)
+          << "parameter " << i;
+    }
+    EXPECT_EQ(next_offset[1], next_offset[0]);
+    // Both keep the probabilities of the queries they attend from for backward.
+    const size_t unpicked_probabilities = B * heads * (T - 2) * Tk * sizeof(double);
+    EXPECT_LE(held[1] + unpicked_probabilities, held[0]);
+  }
 }
 
 TEST(Attention, HeadsMustDivideTheHiddenSize) {
