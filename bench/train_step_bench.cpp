@@ -182,8 +182,7 @@ double flops_per_step(const Workload& w, double labelled_fraction, double query_
 }
 
 // The queries per sequence that BERT's last layer attends from under a masked-LM head: the
-// most labelled positions in a sequence of the batch, padded as MultiHeadAttention pads them
-// (every position when that reaches the sequence's length).
+// block MultiHeadAttention picks for the most labelled positions in a sequence of the batch.
 int64_t picked_queries(const data::Batch& b) {
   int64_t most = 0;
   for (int64_t r = 0; r < b.batch_size; ++r) {
@@ -191,8 +190,7 @@ int64_t picked_queries(const data::Batch& b) {
     most = std::max<int64_t>(
         most, std::count_if(row, row + b.label_len, [](int64_t l) { return l != -100; }));
   }
-  const int64_t padded = nn::padded_row_count(most);
-  return padded > 0 && padded < b.seq_len ? padded : b.seq_len;
+  return nn::picked_query_block(most, b.seq_len);
 }
 
 double median(std::vector<double> v) {

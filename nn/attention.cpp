@@ -53,9 +53,9 @@ struct PickedQueries {
   Tensor outputs;            // i64 [M]: each output row's row of the [B * Q] results
 };
 
-// Q is the most picked queries any sequence has, padded to a padded_row_count (a few block
-// sizes over a run, not one per batch). A sequence with fewer repeats its first (or position
-// 0): those rows are computed and never read.
+// Q is picked_query_block's (a few block sizes over a run, not one per batch); Q = Tq means
+// attention from every query, and nothing else is filled in. A sequence with fewer picked
+// queries repeats its first (or position 0): those rows are computed and never read.
 PickedQueries pick_queries(const Tensor& output_rows, int64_t B, int64_t Tq) {
   const std::vector<int64_t> wanted = output_rows.to_vector<int64_t>();
   std::vector<std::vector<int64_t>> per(static_cast<size_t>(B));
@@ -70,8 +70,9 @@ PickedQueries pick_queries(const Tensor& output_rows, int64_t B, int64_t Tq) {
     positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
     picked.per_sequence = std::max<int64_t>(picked.per_sequence, std::ssize(positions));
   }
-  picked.per_sequence = padded_row_count(picked.per_sequence);
+  picked.per_sequence = picked_query_block(picked.per_sequence, Tq);
   const int64_t Q = picked.per_sequence;
+  if (Q == Tq) return picked;
   std::vector<int64_t> at(static_cast<size_t>(B * Q)), rows(at.size()), outputs;
   for (int64_t b = 0; b < B; ++b) {
     const auto& positions = per[static_cast<size_t>(b)];
@@ -164,7 +165,7 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Tensor& k
     // Only the picked queries: their projection, scores, softmax and values (BERT's last
     // layer under a masked-LM head masking 15% of 32 x 128: blocks of 24-36 queries of 128).
     const PickedQueries picked = pick_queries(output_rows, B, Tq);
-    if (picked.per_sequence > 0 && picked.per_sequence < Tq) {
+    if (picked.per_sequence < Tq) {
       const int64_t Q = picked.per_sequence;
       const Tensor picked_inputs = embedding(query.reshape({B * Tq, C}), picked.rows);
       const Tensor q = split_heads(q_proj->forward(picked_inputs.reshape({B, Q, C})));

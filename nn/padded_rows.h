@@ -16,4 +16,12 @@ inline int64_t padded_row_count(int64_t rows) {
   return (rows + step - 1) / step * step;
 }
 
+// The block of queries per sequence that attention from picked rows runs at, when the most
+// rows any of the sequences of `length` positions has picked is `most`: padded as above, or
+// `length` (attend from every position) where that is no more work.
+inline int64_t picked_query_block(int64_t most, int64_t length) {
+  const int64_t padded = padded_row_count(most);
+  return padded > 0 && padded < length ? padded : length;
+}
+
 }  // namespace heed::nn
