@@ -1,9 +1,10 @@
 #pragma once
 // A caching allocator for tensor memory. Touching freshly mapped pages is expensive on
-// these machines (~10 us a page), so blocks a step frees go onto free lists by size class
-// and the next step reuses them instead of returning them to the OS; a request with no free
-// block of its class takes one of a larger class, up to twice its size. Blocks of 2 MiB and
-// more are aligned to huge pages and advised MADV_HUGEPAGE, which faults in far faster.
+// these machines (~10 us a page), so blocks a step frees are kept and the next step reuses
+// them instead of returning them to the OS. Requests of 1 MiB and more, nearly all of a
+// step's memory, are carved from segments that split and merge (autograd/segment_pool.h);
+// smaller ones go onto free lists by size class, and a request with no free block of its
+// class takes one of a larger class, up to twice its size.
 #include <cstddef>
 #include <cstdint>
 

@@ -32,10 +32,9 @@ TEST(Tensor, FreedBlocksAreReused) {
   EXPECT_GE(after.cache_hits - before.cache_hits, 9u);
 }
 
-TEST(Tensor, AFreedLargerBlockServesASmallerRequestUpToTwiceItsSize) {
-  // Sizes no other test uses, so that no cached block of theirs answers instead. The pages
-  // are never touched, so these cost address space only.
-  const size_t big = size_t{1200} << 20, smaller = size_t{900} << 20, tiny = size_t{500} << 20;
+TEST(Tensor, AFreedSmallBlockServesASmallerRequestUpToTwiceItsSize) {
+  empty_cache();  // no block cached by another test may answer instead
+  const size_t big = 900 << 10, smaller = 600 << 10, tiny = 300 << 10;  // all under 1 MiB
   void* block = allocate_block(big);
   free_block(block, big);
   const auto before = allocator_stats();
@@ -49,6 +48,25 @@ TEST(Tensor, AFreedLargerBlockServesASmallerRequestUpToTwiceItsSize) {
   free_block(reused, smaller);  // back onto the list of its own, larger class
   free_block(fresh, tiny);
   EXPECT_EQ(allocate_block(big), block);
+  free_block(block, big);
+  EXPECT_EQ(allocator_stats().allocated_bytes, before.allocated_bytes);
+}
+
+TEST(Tensor, AFreedLargeBlockIsSplitBetweenSmallerRequests) {
+  // Sizes no other test uses; the pages are never touched, so these cost address space only.
+  const size_t big = size_t{301} << 20, part = size_t{101} << 20, rest = size_t{200} << 20;
+  char* block = static_cast<char*>(allocate_block(big));
+  free_block(block, big);
+  const auto before = allocator_stats();
+  void* first = allocate_block(part);
+  void* second = allocate_block(rest);
+  EXPECT_EQ(first, block);
+  EXPECT_EQ(second, block + part);
+  EXPECT_EQ(allocator_stats().os_allocations, before.os_allocations);
+  EXPECT_EQ(allocator_stats().allocated_bytes - before.allocated_bytes, part + rest);
+  free_block(second, rest);
+  free_block(first, part);
+  EXPECT_EQ(allocate_block(big), block);  // the two halves merged back
   free_block(block, big);
   EXPECT_EQ(allocator_stats().allocated_bytes, before.allocated_bytes);
 }
