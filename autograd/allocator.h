@@ -12,7 +12,7 @@ namespace heed {
 
 struct AllocatorStats {
   size_t allocated_bytes = 0;  // handed out and not yet freed
-  size_t cached_bytes = 0;     // held on free lists for reuse
+  size_t cached_bytes = 0;     // held for reuse: free blocks and the free parts of segments
   uint64_t os_allocations = 0;
   uint64_t cache_hits = 0;
 };
@@ -20,7 +20,8 @@ struct AllocatorStats {
 // Every block is at least 64-byte aligned (a cache line, and an AVX-512 vector).
 void* allocate_block(size_t nbytes);
 void free_block(void* ptr, size_t nbytes);  // nbytes: what allocate_block was asked for
-// Returns every cached block to the OS.
+// Returns to the OS every cached small block and every segment with nothing handed out (a
+// segment's free parts stay while any of its blocks is in use).
 void empty_cache();
 AllocatorStats allocator_stats();
 

@@ -2,7 +2,9 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <new>
 
 #include "autograd/error.h"
@@ -37,23 +39,33 @@ SegmentPool::~SegmentPool() {
 }
 
 void* SegmentPool::allocate(size_t nbytes, bool* new_segment_taken) {
+  if (nbytes > SIZE_MAX - kSegmentAlignment) throw std::bad_alloc();
   const size_t size = round_up(nbytes == 0 ? 1 : nbytes, kGranularity);
   Block key{nullptr, size, true, nullptr, nullptr};
   auto it = free_blocks_.lower_bound(&key);
-  Block* block = nullptr;
   *new_segment_taken = it == free_blocks_.end();
+  const size_t block_bytes = *new_segment_taken ? round_up(size, kSegmentAlignment) : (*it)->size;
+  // The spare block is made before the pool changes, so that running out of memory here
+  // leaves the pool as it was.
+  std::unique_ptr<Block> rest;
+  if (block_bytes > size) {
+    rest = std::make_unique<Block>(Block{nullptr, block_bytes - size, true, nullptr, nullptr});
+  }
+  Block* block = nullptr;
   if (*new_segment_taken) {
-    block = new_segment(round_up(size, kSegmentAlignment));
+    block = new_segment(block_bytes);
   } else {
     block = *it;
     erase_free(block);
   }
-  if (block->size > size) {  // the rest stays free, to merge back when this block is freed
-    Block* rest = new Block{block->address + size, block->size - size, true, block, block->next};
-    if (block->next != nullptr) block->next->previous = rest;
-    block->next = rest;
+  if (rest) {  // the rest stays free, to merge back when this block is freed
+    rest->address = block->address + size;
+    rest->previous = block;
+    rest->next = block->next;
+    if (block->next != nullptr) block->next->previous = rest.get();
+    block->next = rest.get();
     block->size = size;
-    insert_free(rest);
+    insert_free(rest.release());
   }
   block->free = false;
   used_blocks_.emplace(block->address, block);
@@ -101,12 +113,14 @@ void SegmentPool::release_free_segments() {
 }
 
 SegmentPool::Block* SegmentPool::new_segment(size_t size) {
+  auto block = std::make_unique<Block>(Block{nullptr, size, true, nullptr, nullptr});
   void* memory = std::aligned_alloc(kSegmentAlignment, size);
   if (memory == nullptr) throw std::bad_alloc();
   madvise(memory, size, MADV_HUGEPAGE);
+  block->address = static_cast<char*>(memory);
   segment_bytes_ += size;
   ++segments_taken_;
-  return new Block{static_cast<char*>(memory), size, true, nullptr, nullptr};
+  return block.release();
 }
 
 void SegmentPool::insert_free(Block* block) {
