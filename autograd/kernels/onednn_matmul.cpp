@@ -9,6 +9,7 @@
 #include "autograd/error.h"
 #include "autograd/kernels/lru_cache.h"
 #include "autograd/kernels/pack_blocked.h"
+#include "autograd/profile.h"
 
 namespace heed {
 namespace {
@@ -284,6 +285,7 @@ void run(const Entry& entry, const Tensor& a, const Tensor& b, const Tensor& bia
       {DNNL_ARG_DST, mem(out, entry.dst)},
   };
   if (bias.defined()) args.emplace(DNNL_ARG_BIAS, mem(bias, entry.bias));
+  ProductTimer timer;
   entry.primitive.execute(runtime().stream, args);
   runtime().stream.wait();
 }
@@ -377,6 +379,7 @@ bool onednn_transposed_product(const Tensor& a, const Tensor& b, const Tensor& o
     }
   }
   const auto& engine = runtime().engine;
+  ProductTimer timer;
   entry.primitive.execute(
       runtime().stream,
       {{DNNL_ARG_SRC, dnnl::memory(entry.src, engine, b.raw_data())},

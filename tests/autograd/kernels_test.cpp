@@ -9,7 +9,9 @@
 #include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/pack_blocked.h"
 #include "autograd/kernels/row_reduce.h"
+#include "autograd/ops.h"
 #include "autograd/profile.h"
+#include "autograd/random.h"
 
 using namespace heed;
 
@@ -116,16 +118,44 @@ TEST(Profile, OpTimesAddUpPerNameLongestFirst) {
   reset_op_times();
   record_op_time("linear", 0.002);
   record_op_time("gelu", 0.001);
-  record_op_time("linear", 0.003);
+  record_op_time("linear", 0.003, 0.002);
   const std::vector<OpTime> ops = op_times();
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_EQ(ops[0].name, "linear");
   EXPECT_NEAR(ops[0].seconds, 0.005, 1e-15);
+  EXPECT_NEAR(ops[0].product_seconds, 0.002, 1e-15);
   EXPECT_EQ(ops[0].calls, 2);
   EXPECT_EQ(ops[1].name, "gelu");
+  EXPECT_EQ(ops[1].product_seconds, 0.0);
   const std::string report = op_time_report();
   EXPECT_NE(report.find("linear"), std::string::npos);
-  EXPECT_NE(report.find("83.3%"), std::string::npos);  // 5 of 6 ms
+  EXPECT_NE(report.find("83.3%"), std::string::npos);                      // 5 of 6 ms
+  EXPECT_NE(report.find("0.002 s (33.3%)"), std::string::npos) << report;  // 2 of 6 ms
   reset_op_times();
   EXPECT_TRUE(op_times().empty());
+}
+
+// A Linear's time includes its oneDNN product, which the report counts as products; an op
+// without a product has none.
+TEST(Profile, AnOpsProductsAreCountedInsideIt) {
+  const bool was = profiling();
+  set_profiling(true);
+  reset_op_times();
+  Generator gen(3);
+  const Tensor x = randn({256, 128}, gen), w = randn({64, 128}, gen);
+  const Tensor y = gelu(linear(x, w, Tensor()));
+  const std::vector<OpTime> ops = op_times();
+  set_profiling(was);
+  reset_op_times();
+  ASSERT_EQ(ops.size(), 2u);
+  for (const OpTime& op : ops) {
+    if (op.name == "linear") {
+      EXPECT_GT(op.product_seconds, 0.0);
+      EXPECT_LE(op.product_seconds, op.seconds);
+    } else {
+      EXPECT_EQ(op.name, "gelu");
+      EXPECT_EQ(op.product_seconds, 0.0);
+    }
+  }
+  EXPECT_EQ(y.size(1), 64);
 }
