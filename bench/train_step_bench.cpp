@@ -5,6 +5,8 @@
 //                                --precision f32|bf16 --steps 10 [--threads 2]
 //   mpirun -np 2 build/bench/bench_train_step --model bert-mini --threads 1   (data parallel:
 //                                         the same global batch, plus the allreduce's cost)
+//   build/bench/bench_train_step --model bert-mini --batch 8 --seq 512   (another batch shape:
+//                                         the comparison's are the defaults)
 //   build/bench/bench_train_step --matmul-peak --precision f32|bf16   (oneDNN's peak here)
 // With HEED_PROFILE=1 it also prints, on stderr, the time of each op over the timed steps.
 #include <CLI/CLI.hpp>
@@ -246,7 +248,7 @@ std::vector<double> time_sums_alone(train::DataParallel& parallel, int64_t repea
 int main(int argc, char** argv) {
   CLI::App app("heed training-step benchmark (the heed side of bench/compare.py)");
   std::string model_name = "bert-mini", precision = "f32";
-  int64_t steps = 10, warmup = 2, threads = 0;
+  int64_t steps = 10, warmup = 2, threads = 0, batch = 0, seq = 0;
   bool peak = false;
   double bucket_mb = 25;
   app.add_option("--model", model_name, "bert-mini, gpt-mini, bert-small or seq2seq");
@@ -255,6 +257,11 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--threads", threads, "0: OpenMP's default");
+  app.add_option("--batch", batch, "sequences per batch (default: the model's in compare.py)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seq", seq,
+                 "tokens per sequence, the source's for seq2seq (default: as --batch)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--bucket-mb", bucket_mb, "under mpirun: gradient bucket size (train.bucket_mb)");
   app.add_flag("--matmul-peak", peak, "print oneDNN's matmul GFLOP/s and kernel, and exit");
   CLI11_PARSE(app, argc, argv);
@@ -271,6 +278,8 @@ int main(int argc, char** argv) {
   Workload w;
   try {
     w = workload(model_name);
+    if (batch > 0) w.batch = batch;
+    if (seq > 0) w.seq = seq;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_train_step: %s\n", e.what());
     return 2;
