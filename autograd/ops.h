@@ -103,13 +103,17 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
                    GeluApproximation approximation, WeightLayout layout = WeightLayout::out_in);
 // cross_entropy(linear(x, weight), targets, ignore_index, label_smoothing) with the same
 // loss and gradients (within rounding), without ever holding the whole logits: x [.., in],
-// weight [classes, in] (no bias), targets shaped as x's leading dims. The rows go in chunks of
+// weight [classes, in], targets shaped as x's leading dims. The rows go in chunks of
 // `chunk_rows` (0: equal chunks of at least 2,048 rows, where the products run as fast as on
 // all rows); each chunk's gradients are computed in forward, so backward only scales them.
 // `predictions`, if given, receives argmax(linear(x, weight), -1) (i64, shaped as targets). A
 // language model's head over a large vocabulary is this.
 Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& targets,
                             int64_t ignore_index = -100, double label_smoothing = 0.0,
+                            int64_t chunk_rows = 0, Tensor* predictions = nullptr);
+// The same with a bias [classes] added to the logits (null: none).
+Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                            const Tensor& targets, int64_t ignore_index, double label_smoothing,
                             int64_t chunk_rows = 0, Tensor* predictions = nullptr);
 // The rows of linear_cross_entropy's largest chunk over `rows` rows with chunk_rows = 0.
 int64_t linear_cross_entropy_chunk_rows(int64_t rows);

@@ -46,8 +46,12 @@ Shape bert_shape(const RunConfig& c, const TaskData& d) {
                  layers * layer_parameters(h, ffn) + h * h + 3 * h + m.vocab_size;
   s.activations = layers * tokens *
                   layer_activations_per_token(h, ffn, m.num_attention_heads, c.data.max_seq_length);
-  // The masked-LM head's logits and their gradient, at the masked positions only.
-  if (c.task == Task::kMlm) s.activations += 2 * tokens * c.data.mlm_probability * m.vocab_size;
+  // The masked-LM head's logits at the masked positions only, a chunk of rows at a time, their
+  // gradient written over them (linear_cross_entropy).
+  if (c.task == Task::kMlm) {
+    const auto masked = static_cast<int64_t>(tokens * c.data.mlm_probability);
+    s.activations += static_cast<double>(linear_cross_entropy_chunk_rows(masked)) * m.vocab_size;
+  }
   return s;
 }
 

@@ -1,10 +1,12 @@
-// linear_cross_entropy: cross_entropy(x . W^T, targets) without the whole logits. A language
+// linear_cross_entropy: cross_entropy(x . W^T + b, targets) without the whole logits. A language
 // model's head has as many outputs as its vocabulary, so its logits and their gradient are the
 // largest tensors of a step (GPT-mini's: 4,096 x 8,192 floats, 134 MB). Here the rows go in
 // chunks: a chunk's logits are computed, turned into the loss and the gradient in one pass
 // over each row while the row is in cache, and the chunk's two gradient products run right after;
 // then the chunk's memory serves the next. The gradients are ready at the end of the forward
-// pass (the loss is a scalar, so backward only scales them by the incoming gradient).
+// pass (the loss is a scalar, so backward only scales them by the incoming gradient). With a
+// bias (BERT's masked-LM decoder, BART's final_logits_bias) the product adds it, and its
+// gradient, the column sums of the logits' gradient, is summed in the same pass over the rows.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -35,7 +37,7 @@ struct LinearCrossEntropyBackward : Node {
     // The gradients of the mean loss were computed in forward; the chain rule scales them.
     const double upstream = g.item();
     std::vector<Tensor> grads;
-    for (size_t i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < next_edges.size(); ++i) {
       Tensor t;
       if (next_edges[i]) {
         t = take_saved(i);
@@ -58,9 +60,16 @@ int64_t linear_cross_entropy_chunk_rows(int64_t rows) {
   return (rows + chunks - 1) / chunks;
 }
 
-Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& targets_in,
+Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& targets,
                             int64_t ignore_index, double label_smoothing, int64_t chunk_rows,
                             Tensor* predictions) {
+  return linear_cross_entropy(x, weight, Tensor(), targets, ignore_index, label_smoothing,
+                              chunk_rows, predictions);
+}
+
+Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                            const Tensor& targets_in, int64_t ignore_index, double label_smoothing,
+                            int64_t chunk_rows, Tensor* predictions) {
   OpTimer timer("linear_cross_entropy");
   HEED_CHECK(weight.dim() == 2, "linear_cross_entropy: weight must be [classes, in], got {}",
              weight.shape_str());
@@ -71,6 +80,10 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   HEED_CHECK(x.dtype() == weight.dtype() && (x.dtype() == DType::f32 || x.dtype() == DType::f64),
              "linear_cross_entropy: input and weight must both be f32 or f64, got {} and {}",
              x.dtype(), weight.dtype());
+  HEED_CHECK(!bias.defined() ||
+                 (bias.dim() == 1 && bias.size(0) == classes && bias.dtype() == weight.dtype()),
+             "linear_cross_entropy: bias {} ({}) must be [{}] of the weight's type {}",
+             bias.shape_str(), bias.dtype(), classes, weight.dtype());
   const Shape leading(x.shape().begin(), x.shape().end() - 1);
   HEED_CHECK(targets_in.shape() == leading,
              "linear_cross_entropy: targets {} do not match the input's rows {}",
@@ -90,8 +103,10 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
                targets[r], r, classes);
     ++count;
   }
-  const bool grad = needs_grad({&x, &weight});
+  const bool grad = needs_grad({&x, &weight, &bias});
   const bool x_grad = grad && x.requires_grad(), w_grad = grad && weight.requires_grad();
+  const bool b_grad = grad && bias.defined() && bias.requires_grad();
+  const Tensor bias_operand = bias.defined() ? bias.contiguous() : bias;
   const CrossEntropyRowOptions options{.ignore_index = ignore_index,
                                        .smoothing = label_smoothing,
                                        .scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0,
@@ -104,7 +119,7 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   if (bf16_products) x_operand = shared_bf16_copy(x_operand);
   // The input gradient: the single chunk's own, or the chunks' written into one tensor.
   Tensor gx;
-  Tensor gw;  // the first chunk's weight gradient, then the sum over the chunks
+  Tensor gw, gb;  // the first chunk's weight and bias gradients, then the sums over the chunks
   Tensor predicted = predictions ? Tensor::empty({rows}, DType::i64) : Tensor();
 
   const int64_t chunks = chunk_rows > 0 ? (rows + chunk_rows - 1) / chunk_rows
@@ -116,18 +131,23 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     const Tensor x_chunk = x_operand.slice(0, begin, end);
     Tensor logits = Tensor::empty({n, classes}, x.dtype());
     if (classes > 0 && in_features > 0) {
-      matmul_into(x_chunk, weight.transpose(0, 1), Tensor(), logits, /*pack_b=*/true);
+      matmul_into(x_chunk, weight.transpose(0, 1), bias_operand, logits, /*pack_b=*/true);
+    } else if (bias.defined()) {
+      // No features: every row's logits are the bias (a view repeating it, stride 0).
+      logits.copy_(Tensor::from_storage(bias_operand.storage(), {n, classes}, {0, 1},
+                                        bias_operand.offset(), bias_operand.dtype()));
     } else {
       logits.zero_();
     }
     // With bf16 products only the gradient's rounding is written (what both products read).
     Tensor g_operand = grad && bf16_products ? Tensor::empty({n, classes}, DType::bf16) : logits;
     std::vector<double> row_loss(n, 0.0);
+    Tensor gb_chunk;
     dispatch_float(logits.dtype(), "linear_cross_entropy", [&]<typename T>() {
       T* l = logits.data<T>();
-      parallel_for(n, classes, [&](int64_t r) {
-        bf16* rounded = nullptr;
-        if (grad && bf16_products) rounded = g_operand.data<bf16>() + r * classes;
+      // Row r's loss, and with `rounded` its gradient's bf16 rounding alone (else the f32
+      // gradient over the logits).
+      const auto row_pass = [&](int64_t r, bf16* rounded) {
         int64_t* prediction = predictions ? predicted.data<int64_t>() + begin + r : nullptr;
         if constexpr (std::is_same_v<T, float>) {
           row_loss[r] = wide::cross_entropy_row(l + r * classes, classes, targets[begin + r],
@@ -136,6 +156,25 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
           row_loss[r] = cross_entropy_row(l + r * classes, classes, targets[begin + r], options,
                                           rounded, prediction);
         }
+      };
+      if (b_grad) {
+        // The bias gradient sums the f32 gradient's rows while each is in cache (as
+        // LinearBackward's bias sums do), rounding it for the products in the same pass.
+        gb_chunk = sum_gradient_rows<T>(
+            n, classes,
+            [&](int64_t r, T*) {
+              row_pass(r, nullptr);
+              return static_cast<const T*>(l + r * classes);
+            },
+            [&](int64_t r, const T* row) {
+              if constexpr (std::is_same_v<T, float>) {
+                if (bf16_products) write_rounded_row(g_operand, r, row);
+              }
+            });
+        return;
+      }
+      parallel_for(n, classes, [&](int64_t r) {
+        row_pass(r, grad && bf16_products ? g_operand.data<bf16>() + r * classes : nullptr);
       });
     });
     for (double v : row_loss) total += v;
@@ -155,9 +194,15 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     } else if (w_grad) {
       gw = gw_chunk;
     }
+    if (b_grad && gb.defined()) {
+      gb.add_(gb_chunk);
+    } else if (b_grad) {
+      gb = gb_chunk;
+    }
   }
   if (x_grad && !gx.defined()) gx = Tensor::empty({rows, in_features}, x.dtype());
   if (w_grad && !gw.defined()) gw = Tensor::empty(weight.shape(), weight.dtype()).zero_();
+  if (b_grad && !gb.defined()) gb = Tensor::empty({classes}, bias.dtype()).zero_();
   // No target counts: 0/0, a NaN, as cross_entropy and PyTorch report it.
   const double loss = count > 0 ? total / count : std::numeric_limits<double>::quiet_NaN();
   Tensor out = scalar_tensor(loss, x.dtype());
@@ -166,7 +211,12 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     auto node = std::make_shared<LinearCrossEntropyBackward>();
     node->save(x_grad ? gx.reshape(x.shape()) : Tensor());
     node->save(w_grad ? gw : Tensor());
-    attach_node(out, node, {x, weight});
+    if (bias.defined()) {
+      node->save(b_grad ? gb : Tensor());
+      attach_node(out, node, {x, weight, bias});
+    } else {
+      attach_node(out, node, {x, weight});
+    }
   }
   return out;
 }

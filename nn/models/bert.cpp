@@ -180,7 +180,16 @@ ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
                                   from_vector<int64_t>(rows, {padded}));
     picked = transform_norm->forward(
         activate(transform->forward(picked), parse_activation(config.hidden_act)));
-    out.logits = linear(picked, bert->embeddings->word_embeddings->weight, decoder_bias);
+    const Tensor& embeddings = bert->embeddings->word_embeddings->weight;
+    if (in.head_outputs != HeadOutputs::logits) {
+      // The decoder and the loss as one op: the logits' gradient is made, summed into the
+      // bias gradient and rounded for the products while each row is in cache.
+      out.loss = linear_cross_entropy(
+          picked, embeddings, decoder_bias, out.labels, -100, in.label_smoothing, 0,
+          in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr);
+      return out;
+    }
+    out.logits = linear(picked, embeddings, decoder_bias);
     out.loss = cross_entropy(out.logits, out.labels, -100, in.label_smoothing);
     return out;
   }

@@ -1,4 +1,5 @@
-// linear_cross_entropy against the two ops it fuses (linear without bias, then cross_entropy).
+// linear_cross_entropy against the two ops it fuses (linear, with or without a bias, then
+// cross_entropy).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,21 +18,23 @@ namespace {
 
 struct Result {
   double loss = 0;
-  Tensor x_grad, weight_grad;
+  Tensor x_grad, weight_grad, bias_grad;
 };
 
-// Forward and backward of one path on fresh leaves; the loss is scaled by `upstream` before
-// backward, as the trainer scales it for gradient accumulation.
+// Forward and backward of one path on fresh leaves, with the bias b_in if defined; the loss is
+// scaled by `upstream` before backward, as the trainer scales it for gradient accumulation.
 Result run_path(bool fused, const Tensor& x_in, const Tensor& w_in, const Tensor& targets,
-                double smoothing, int64_t chunk_rows, double upstream = 1.0) {
-  Tensor x = x_in.clone(), w = w_in.clone();
+                double smoothing, int64_t chunk_rows, double upstream = 1.0,
+                const Tensor& b_in = Tensor()) {
+  Tensor x = x_in.clone(), w = w_in.clone(), b = b_in.defined() ? b_in.clone() : Tensor();
   x.set_requires_grad(true);
   w.set_requires_grad(true);
-  const Tensor loss = fused ? linear_cross_entropy(x, w, targets, -100, smoothing, chunk_rows)
-                            : cross_entropy(linear(x, w).reshape({-1, w.size(0)}),
+  if (b.defined()) b.set_requires_grad(true);
+  const Tensor loss = fused ? linear_cross_entropy(x, w, b, targets, -100, smoothing, chunk_rows)
+                            : cross_entropy(linear(x, w, b).reshape({-1, w.size(0)}),
                                             targets.reshape({-1}), -100, smoothing);
   mul(loss, upstream).backward();
-  return {loss.item(), x.grad(), w.grad()};
+  return {loss.item(), x.grad(), w.grad(), b.defined() ? b.grad() : Tensor()};
 }
 
 // Largest |a - b| over the largest |b|: the gradients of a mean over many rows are all small,
@@ -61,19 +64,27 @@ TEST(LinearCrossEntropy, MatchesLinearThenCrossEntropy) {
   // gradients: to f64 rounding in f64, to f32 rounding in f32 (the chunks' weight gradients are
   // summed in another order, and the softmax divides by the row's sum where cross_entropy
   // subtracts its log).
+  // The same with a bias, whose gradient sums each chunk's rows, then the chunks.
   const Tensor targets = example_targets();
   for (DType dtype : {DType::f64, DType::f32}) {
     const double tolerance = dtype == DType::f64 ? 1e-12 : 2e-6;
     const Tensor x = random_tensor({23, 16}, 11, dtype), w = random_tensor({37, 16}, 12, dtype);
-    for (double smoothing : {0.0, 0.1}) {
-      const Result unfused = run_path(false, x, w, targets, smoothing, 0);
-      for (int64_t chunk_rows : {0, 5, 7, 1}) {
-        SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << ", smoothing " << smoothing
-                                          << ", chunk_rows " << chunk_rows);
-        const Result fused = run_path(true, x, w, targets, smoothing, chunk_rows);
-        EXPECT_NEAR(fused.loss, unfused.loss, tolerance * std::abs(unfused.loss));
-        EXPECT_LT(error_relative_to_largest(fused.x_grad, unfused.x_grad), tolerance);
-        EXPECT_LT(error_relative_to_largest(fused.weight_grad, unfused.weight_grad), tolerance);
+    for (const Tensor& b : {Tensor(), random_tensor({37}, 13, dtype)}) {
+      for (double smoothing : {0.0, 0.1}) {
+        const Result unfused = run_path(false, x, w, targets, smoothing, 0, 1.0, b);
+        for (int64_t chunk_rows : {0, 5, 7, 1}) {
+          SCOPED_TRACE(::testing::Message()
+                       << dtype_name(dtype) << (b.defined() ? ", bias" : "") << ", smoothing "
+                       << smoothing << ", chunk_rows " << chunk_rows);
+          const Result fused = run_path(true, x, w, targets, smoothing, chunk_rows, 1.0, b);
+          EXPECT_NEAR(fused.loss, unfused.loss, tolerance * std::abs(unfused.loss));
+          EXPECT_LT(error_relative_to_largest(fused.x_grad, unfused.x_grad), tolerance);
+          EXPECT_LT(error_relative_to_largest(fused.weight_grad, unfused.weight_grad), tolerance);
+          ASSERT_EQ(fused.bias_grad.defined(), b.defined());
+          if (b.defined()) {
+            EXPECT_LT(error_relative_to_largest(fused.bias_grad, unfused.bias_grad), tolerance);
+          }
+        }
       }
     }
   }
@@ -88,13 +99,22 @@ TEST(LinearCrossEntropy, MatchesTheUnfusedPathWithBf16Products) {
   const Tensor targets = example_targets();
   const Tensor x = random_tensor({23, 16}, 21, DType::f32),
                w = random_tensor({37, 16}, 22, DType::f32);
-  const Result unfused = run_path(false, x, w, targets, 0.1, 0);
-  for (int64_t chunk_rows : {0, 6}) {
-    SCOPED_TRACE(::testing::Message() << "chunk_rows " << chunk_rows);
-    const Result fused = run_path(true, x, w, targets, 0.1, chunk_rows);
-    EXPECT_NEAR(fused.loss, unfused.loss, 1e-6 * std::abs(unfused.loss));
-    EXPECT_LT(error_relative_to_largest(fused.x_grad, unfused.x_grad), 4e-3);
-    EXPECT_LT(error_relative_to_largest(fused.weight_grad, unfused.weight_grad), 4e-3);
+  const Tensor b = random_tensor({37}, 23, DType::f32);
+  for (bool with_bias : {false, true}) {
+    const Tensor bias = with_bias ? b : Tensor();
+    const Result unfused = run_path(false, x, w, targets, 0.1, 0, 1.0, bias);
+    for (int64_t chunk_rows : {0, 6}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "chunk_rows " << chunk_rows << (with_bias ? ", bias" : ""));
+      const Result fused = run_path(true, x, w, targets, 0.1, chunk_rows, 1.0, bias);
+      EXPECT_NEAR(fused.loss, unfused.loss, 1e-6 * std::abs(unfused.loss));
+      EXPECT_LT(error_relative_to_largest(fused.x_grad, unfused.x_grad), 4e-3);
+      EXPECT_LT(error_relative_to_largest(fused.weight_grad, unfused.weight_grad), 4e-3);
+      // The bias gradient is summed from the f32 gradient in both paths, before rounding.
+      if (with_bias) {
+        EXPECT_LT(error_relative_to_largest(fused.bias_grad, unfused.bias_grad), 2e-6);
+      }
+    }
   }
 }
 
@@ -122,6 +142,19 @@ TEST(LinearCrossEntropy, TakesBatchedInputAndGivesPredictionsAndNoGradientWithou
   EXPECT_EQ(loss.grad_fn(), nullptr);
   ASSERT_EQ(predictions.shape(), targets.shape());
   EXPECT_EQ(predictions.to_vector<int64_t>(), argmax(linear(x, w), -1).to_vector<int64_t>());
+  // With a bias, the predictions are the biased logits' arg max.
+  const Tensor b = mul(random_tensor({11}, 43, DType::f32), 10.0);
+  linear_cross_entropy(leaf, w, b, targets, -100, 0.0, 4, &predictions);
+  EXPECT_EQ(predictions.to_vector<int64_t>(), argmax(linear(x, w, b), -1).to_vector<int64_t>());
+}
+
+TEST(LinearCrossEntropy, WithoutFeaturesEveryRowsLogitsAreTheBias) {
+  const Tensor x = Tensor::empty({3, 0}), w = Tensor::empty({5, 0});
+  const Tensor b = random_tensor({5}, 53, DType::f32);
+  const Tensor targets = from_vector<int64_t>({0, 4, 2}, {3});
+  const Tensor row = b.reshape({1, 5}), logits = concat({row, row, row}, 0);
+  EXPECT_NEAR(linear_cross_entropy(x, w, b, targets, -100, 0.0).item(),
+              cross_entropy(logits, targets).item(), 1e-6);
 }
 
 TEST(LinearCrossEntropy, NoTargetThatCountsIsANan) {
@@ -137,6 +170,10 @@ TEST(LinearCrossEntropy, RejectsMismatchedShapesAndTargetsOutOfRange) {
   EXPECT_THROW(linear_cross_entropy(x, w, from_vector<int64_t>({0, 1, 2}, {3})), Error);
   EXPECT_THROW(linear_cross_entropy(x, w, from_vector<int64_t>({0, 1, 2, 5}, {4})), Error);
   EXPECT_THROW(linear_cross_entropy(x, w, targets, -100, 1.5), Error);
+  EXPECT_THROW(linear_cross_entropy(x, w, random_tensor({4}, 64, DType::f32), targets, -100, 0.0),
+               Error);
+  EXPECT_THROW(linear_cross_entropy(x, w, random_tensor({5}, 65, DType::f64), targets, -100, 0.0),
+               Error);
 }
 
 TEST(Gradcheck, LinearCrossEntropy) {
@@ -144,4 +181,11 @@ TEST(Gradcheck, LinearCrossEntropy) {
   expect_gradcheck(
       [t](const Inputs& x) { return linear_cross_entropy(x[0], x[1], t, -100, 0.1, 2); },
       {param({5, 3}, 71), param({6, 3}, 72)});
+}
+
+TEST(Gradcheck, LinearCrossEntropyWithBias) {
+  const Tensor t = from_vector<int64_t>({2, -100, 0, 4, 1}, {5});
+  expect_gradcheck(
+      [t](const Inputs& x) { return linear_cross_entropy(x[0], x[1], x[2], t, -100, 0.1, 2); },
+      {param({5, 3}, 81), param({6, 3}, 82), param({6}, 83)});
 }
