@@ -8,6 +8,7 @@
 // live peak on BERT-small's bf16 step, 11% now.) Not thread-safe: the allocator holds its lock.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
@@ -49,7 +50,9 @@ class SegmentPool {
   };
   struct BySizeThenAddress {
     bool operator()(const Block* a, const Block* b) const {
-      return a->size != b->size ? a->size < b->size : a->address < b->address;
+      // std::less orders any two pointers (`<` on blocks of different segments is unspecified).
+      return a->size != b->size ? a->size < b->size
+                                : std::less<const char*>()(a->address, b->address);
     }
   };
 
