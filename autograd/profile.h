@@ -35,9 +35,10 @@ std::string op_time_report();
 // the outermost op, and the shares add up to the step.
 class OpTimer {
  public:
-  explicit OpTimer(const char* name)
-      : name_(profiling() && depth_++ == 0 ? name : nullptr), counted_(profiling()) {
-    if (name_) {
+  // profiling() is read once: set_profiling may change it while an op runs.
+  explicit OpTimer(const char* name) : counted_(profiling()) {
+    if (counted_ && depth_++ == 0) {
+      name_ = name;
       products_before_ = product_seconds_;
       start_ = std::chrono::steady_clock::now();
     }
@@ -58,7 +59,7 @@ class OpTimer {
   static thread_local int depth_;
   // Seconds this thread has spent in oneDNN's products since it started.
   static thread_local double product_seconds_;
-  const char* name_;
+  const char* name_ = nullptr;
   bool counted_;
   double products_before_ = 0.0;
   std::chrono::steady_clock::time_point start_;
