@@ -67,7 +67,8 @@ class OpTimer {
 
 // Times a oneDNN product (its execution, not the packing or conversions around it) when
 // profiling: the time counts towards the enclosing OpTimer's products, or is recorded as
-// "(products outside ops)" when no op is timed.
+// "(products outside ops)" when no op is timed. Both are per thread: ops run their products on
+// the thread that called them (oneDNN parallelises inside), which this relies on.
 class ProductTimer {
  public:
   ProductTimer() : on_(profiling()) {

@@ -259,8 +259,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "0: OpenMP's default");
   app.add_option("--batch", batch, "sequences per batch (default: the model's in compare.py)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--seq", seq,
-                 "tokens per sequence, the source's for seq2seq (default: as --batch)")
+  app.add_option(
+         "--seq", seq,
+         "tokens per sequence, the source's for seq2seq (default: the model's in compare.py)")
       ->check(CLI::PositiveNumber);
   app.add_option("--bucket-mb", bucket_mb, "under mpirun: gradient bucket size (train.bucket_mb)");
   app.add_flag("--matmul-peak", peak, "print oneDNN's matmul GFLOP/s and kernel, and exit");

@@ -5,8 +5,9 @@
 // over each row while the row is in cache, and the chunk's two gradient products run right after;
 // then the chunk's memory serves the next. The gradients are ready at the end of the forward
 // pass (the loss is a scalar, so backward only scales them by the incoming gradient). With a
-// bias (BERT's masked-LM decoder, BART's final_logits_bias) the product adds it, and its
-// gradient, the column sums of the logits' gradient, is summed in the same pass over the rows.
+// bias (BERT's masked-LM decoder) the product adds it, and its gradient, the column sums of the
+// logits' gradient, is summed in the same pass over the rows (in LinearBackward's fixed row
+// blocks, so the sums do not depend on the thread count).
 #include <algorithm>
 #include <cmath>
 #include <limits>

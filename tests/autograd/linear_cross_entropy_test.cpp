@@ -144,17 +144,52 @@ TEST(LinearCrossEntropy, TakesBatchedInputAndGivesPredictionsAndNoGradientWithou
   EXPECT_EQ(predictions.to_vector<int64_t>(), argmax(linear(x, w), -1).to_vector<int64_t>());
   // With a bias, the predictions are the biased logits' arg max.
   const Tensor b = mul(random_tensor({11}, 43, DType::f32), 10.0);
-  linear_cross_entropy(leaf, w, b, targets, -100, 0.0, 4, &predictions);
+  const Tensor biased = linear_cross_entropy(leaf, w, b, targets, -100, 0.0, 4, &predictions);
   EXPECT_EQ(predictions.to_vector<int64_t>(), argmax(linear(x, w, b), -1).to_vector<int64_t>());
+  const double expected_biased =
+      cross_entropy(linear(x, w, b).reshape({6, 11}), targets.reshape({6})).item();
+  EXPECT_NEAR(biased.item(), expected_biased, 1e-6 * expected_biased);
 }
 
 TEST(LinearCrossEntropy, WithoutFeaturesEveryRowsLogitsAreTheBias) {
   const Tensor x = Tensor::empty({3, 0}), w = Tensor::empty({5, 0});
-  const Tensor b = random_tensor({5}, 53, DType::f32);
+  const Tensor b_in = random_tensor({5}, 53, DType::f32);
   const Tensor targets = from_vector<int64_t>({0, 4, 2}, {3});
-  const Tensor row = b.reshape({1, 5}), logits = concat({row, row, row}, 0);
-  EXPECT_NEAR(linear_cross_entropy(x, w, b, targets, -100, 0.0).item(),
-              cross_entropy(logits, targets).item(), 1e-6);
+  Tensor b = b_in.clone(), b_ref = b_in.clone();
+  b.set_requires_grad(true);
+  b_ref.set_requires_grad(true);
+  const Tensor row = b_ref.reshape({1, 5}), logits = concat({row, row, row}, 0);
+  const Tensor loss = linear_cross_entropy(x, w, b, targets, -100, 0.0);
+  const Tensor expected = cross_entropy(logits, targets);
+  EXPECT_NEAR(loss.item(), expected.item(), 1e-6);
+  loss.backward();
+  expected.backward();
+  EXPECT_LT(error_relative_to_largest(b.grad(), b_ref.grad()), 1e-6);
+}
+
+TEST(LinearCrossEntropy, ABiasWithoutGradientStillShiftsTheLogits) {
+  // Only x and the weight learn (BART's final_logits_bias is such a buffer): no bias gradient,
+  // the others as the unfused path's. And only the bias learning: its gradient alone.
+  const Tensor targets = example_targets();
+  const Tensor x = random_tensor({23, 16}, 91, DType::f64),
+               w = random_tensor({37, 16}, 92, DType::f64);
+  const Tensor b = random_tensor({37}, 93, DType::f64);
+  Tensor xf = x.clone(), wf = w.clone(), xu = x.clone(), wu = w.clone();
+  for (Tensor* t : {&xf, &wf, &xu, &wu}) t->set_requires_grad(true);
+  const Tensor fused = linear_cross_entropy(xf, wf, b, targets, -100, 0.1, 5);
+  const Tensor unfused = cross_entropy(linear(xu, wu, b), targets, -100, 0.1);
+  EXPECT_NEAR(fused.item(), unfused.item(), 1e-12 * std::abs(unfused.item()));
+  fused.backward();
+  unfused.backward();
+  EXPECT_LT(error_relative_to_largest(xf.grad(), xu.grad()), 1e-12);
+  EXPECT_LT(error_relative_to_largest(wf.grad(), wu.grad()), 1e-12);
+  Tensor bf = b.clone(), bu = b.clone();
+  bf.set_requires_grad(true);
+  bu.set_requires_grad(true);
+  linear_cross_entropy(x, w, bf, targets, -100, 0.1, 5).backward();
+  cross_entropy(linear(x, w, bu), targets, -100, 0.1).backward();
+  EXPECT_FALSE(x.grad().defined());
+  EXPECT_LT(error_relative_to_largest(bf.grad(), bu.grad()), 1e-12);
 }
 
 TEST(LinearCrossEntropy, NoTargetThatCountsIsANan) {

@@ -280,6 +280,50 @@ TEST(Models, BertMaskedLMOnLabelledRowsOfOneSequence) {
       });
 }
 
+TEST(Models, BertMaskedLMHeadWithoutLogitsIsTheSameLossAndGradients) {
+  // HeadOutputs::loss_only runs the decoder (with its bias) and the loss as one op: the loss and
+  // every parameter's gradient, the decoder bias's included, agree with the logits path.
+  BertConfig c = small_bert();
+  c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.0;
+  std::vector<int64_t> ids(24), labels(24, -100);
+  for (int64_t i = 0; i < 24; ++i) ids[i] = (7 * i + 3) % 50;
+  for (int64_t i : {1, 4, 5, 9, 13, 20, 22}) labels[i] = (11 * i + 5) % 50;
+  expect_same_loss_and_gradients(
+      [&] { return BertForMaskedLM(c, 13); },
+      [&](const BertForMaskedLM& model, bool fused) {
+        ModelOutputs out =
+            model.forward({.input_ids = from_vector<int64_t>(ids, {2, 12}),
+                           .labels = from_vector<int64_t>(labels, {2, 12}),
+                           .only_labeled_logits = true,
+                           .label_smoothing = 0.1,
+                           .head_outputs = fused ? HeadOutputs::loss_only : HeadOutputs::logits});
+        EXPECT_EQ(out.logits.defined(), !fused);
+        return out;
+      });
+}
+
+TEST(Models, BertMaskedLMEvaluationGetsPredictionsWithoutLogits) {
+  // HeadOutputs::predictions: the same loss, and each labelled row's arg max of the logits
+  // the logits path returns, row for row with the labels it returns.
+  BertForMaskedLM model(small_bert(), 14);
+  model.eval();
+  NoGradGuard no_grad;
+  std::vector<int64_t> ids(24), labels(24, -100);
+  for (int64_t i = 0; i < 24; ++i) ids[i] = (5 * i + 2) % 50;
+  for (int64_t i : {0, 3, 7, 8, 15, 16, 23}) labels[i] = (3 * i + 1) % 50;
+  const ModelInputs in{.input_ids = from_vector<int64_t>(ids, {2, 12}),
+                       .labels = from_vector<int64_t>(labels, {2, 12}),
+                       .only_labeled_logits = true};
+  const ModelOutputs full = model.forward(in);
+  ModelInputs fused_in = in;
+  fused_in.head_outputs = HeadOutputs::predictions;
+  const ModelOutputs fused = model.forward(fused_in);
+  EXPECT_FALSE(fused.logits.defined());
+  EXPECT_NEAR(fused.loss.item(), full.loss.item(), 1e-6 * full.loss.item());
+  EXPECT_EQ(fused.labels.to_vector<int64_t>(), full.labels.to_vector<int64_t>());
+  EXPECT_EQ(fused.predictions.to_vector<int64_t>(), argmax(full.logits, -1).to_vector<int64_t>());
+}
+
 TEST(Models, GPTEvaluationGetsPredictionsWithoutLogits) {
   // HeadOutputs::predictions (what evaluation asks for): the same loss, and each position's
   // arg max of the logits the default path returns.
