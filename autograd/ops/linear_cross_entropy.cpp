@@ -134,9 +134,7 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     if (classes > 0 && in_features > 0) {
       matmul_into(x_chunk, weight.transpose(0, 1), bias_operand, logits, /*pack_b=*/true);
     } else if (bias.defined()) {
-      // No features: every row's logits are the bias (a view repeating it, stride 0).
-      logits.copy_(Tensor::from_storage(bias_operand.storage(), {n, classes}, {0, 1},
-                                        bias_operand.offset(), bias_operand.dtype()));
+      logits.copy_(expand(bias_operand, {n, classes}));  // no features: the bias alone
     } else {
       logits.zero_();
     }
