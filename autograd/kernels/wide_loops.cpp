@@ -10,6 +10,7 @@
 #include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/gelu.h"
+#include "autograd/kernels/layer_norm_rows.h"
 #include "autograd/kernels/row_reduce.h"
 
 #define HEED_WIDE [[gnu::target_clones("arch=x86-64-v4", "default")]]
@@ -60,6 +61,19 @@ HEED_WIDE void apply_dropout_draws(const uint16_t* draws, int64_t count, uint32_
 HEED_WIDE void apply_keep_bits(const uint8_t* keep_bits, int64_t count, float scale, const float* g,
                                float* out) {
   apply_keep_bits_loop<float>(keep_bits, count, scale, g, out);
+}
+
+HEED_WIDE void layer_norm_row(const float* __restrict x, const float* __restrict w,
+                              const float* __restrict b, int64_t width, float eps,
+                              float* __restrict out, float* mean, float* rstd) {
+  rows::layer_norm_row(x, w, b, width, eps, out, mean, rstd);
+}
+
+HEED_WIDE void layer_norm_backward_row(const float* __restrict x, const float* g,
+                                       const float* __restrict w, int64_t width, float mean,
+                                       float rstd, float* gx, double* __restrict sum_w,
+                                       double* __restrict sum_b) {
+  rows::layer_norm_backward_row(x, g, w, width, mean, rstd, gx, sum_w, sum_b);
 }
 
 HEED_WIDE double cross_entropy_row(float* row, int64_t classes, int64_t target,

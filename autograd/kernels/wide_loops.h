@@ -33,6 +33,12 @@ void apply_dropout_draws(const uint16_t* draws, int64_t count, uint32_t threshol
 void apply_keep_bits(const uint8_t* keep_bits, int64_t count, float scale, const float* g,
                      float* out);
 
+// kernels/layer_norm_rows.h's rows of LayerNorm and of its backward, for f32 (gx may be g).
+void layer_norm_row(const float* x, const float* w, const float* b, int64_t width, float eps,
+                    float* out, float* mean, float* rstd);
+void layer_norm_backward_row(const float* x, const float* g, const float* w, int64_t width,
+                             float mean, float rstd, float* gx, double* sum_w, double* sum_b);
+
 // One row of linear_cross_entropy's logits: kernels/cross_entropy_row.h's cross_entropy_row.
 double cross_entropy_row(float* row, int64_t classes, int64_t target,
                          const CrossEntropyRowOptions& options, bf16* rounded, int64_t* prediction);

@@ -1,70 +1,68 @@
-// LayerNorm over the last dim, fused: one pass computes mean and rstd per row (saved for
-// backward), a second writes the normalised, scaled and shifted output.
-#include <omp.h>
-
-#include <cmath>
+// LayerNorm over the last dim, a row at a time (kernels/layer_norm_rows.h): mean and rstd per
+// row, saved for backward, and the normalised, scaled and shifted output.
+#include <algorithm>
+#include <type_traits>
+#include <vector>
 
 #include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/layer_norm_rows.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
+#include "autograd/ops/elementwise.h"
 #include "autograd/profile.h"
 
 namespace heed {
 namespace {
+
+// Rows of the weight and bias gradients' sums: fixed blocks, as for Linear's bias gradient, so
+// that the sums do not depend on the thread count.
+constexpr int64_t kParameterSumBlocks = 16;
 
 struct LayerNormBackward : Node {
   int64_t rows = 0, width = 0;
   const char* name() const override { return "LayerNormBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
     Tensor x = saved(0), w = saved(1), stats = saved(2);
+    // The input gradient over the incoming one where nothing else holds it.
+    Tensor gx = reusable_gradient(g_in, x.shape());
     Tensor g = g_in.contiguous();
-    Tensor gx = Tensor::empty(x.shape(), x.dtype());
-    Tensor gw = zeros({width}, x.dtype()), gb = zeros({width}, x.dtype());
+    Tensor gw = Tensor::empty({width}, x.dtype()), gb = Tensor::empty({width}, x.dtype());
+    const int64_t blocks = std::max<int64_t>(std::min(rows, kParameterSumBlocks), 1);
+    // Each block's sums of the weight and bias gradients, [blocks, 2, width], added last.
+    std::vector<double> partial(static_cast<size_t>(blocks * 2 * width));
     dispatch_float(x.dtype(), "layer_norm backward", [&]<typename T>() {
       const T* xp = x.data<T>();
       const T* wp = w.data<T>();
       const T* st = stats.data<T>();  // [rows, 2]: mean, rstd
       const T* gp = g.data<T>();
       T* gxp = gx.data<T>();
-      const bool parallel = rows * width > kParallelGrain;
-      const int threads = parallel ? omp_get_max_threads() : 1;
-      // Per-thread partial sums of the weight and bias gradients, added at the end.
-      std::vector<double> partial(static_cast<size_t>(threads) * 2 * width, 0.0);
-#pragma omp parallel num_threads(threads)
-      {
-        double* pw = partial.data() + static_cast<size_t>(omp_get_thread_num()) * 2 * width;
-        double* pb = pw + width;
-#pragma omp for schedule(static)
-        for (int64_t r = 0; r < rows; ++r) {
-          const T* xr = xp + r * width;
-          const T* gr = gp + r * width;
-          T* out = gxp + r * width;
-          const T mean = st[2 * r], rstd = st[2 * r + 1];
-          T sum_dy = 0, sum_dy_xhat = 0;
-          for (int64_t c = 0; c < width; ++c) {
-            const T xhat = (xr[c] - mean) * rstd;
-            const T dy = gr[c] * wp[c];
-            sum_dy += dy;
-            sum_dy_xhat += dy * xhat;
-            pw[c] += gr[c] * xhat;
-            pb[c] += gr[c];
-          }
-          const T inv_n = T(1) / static_cast<T>(width);
-          for (int64_t c = 0; c < width; ++c) {
-            const T xhat = (xr[c] - mean) * rstd;
-            out[c] = rstd * (gr[c] * wp[c] - inv_n * sum_dy - xhat * inv_n * sum_dy_xhat);
+      parallel_for(blocks, rows / blocks * width, [&](int64_t b) {
+        double* sum_w = partial.data() + b * 2 * width;
+        double* sum_b = sum_w + width;
+        std::fill(sum_w, sum_w + 2 * width, 0.0);
+        for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
+          const int64_t at = r * width;
+          if constexpr (std::is_same_v<T, float>) {
+            wide::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r], st[2 * r + 1],
+                                          gxp + at, sum_w, sum_b);
+          } else {
+            rows::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r], st[2 * r + 1],
+                                          gxp + at, sum_w, sum_b);
           }
         }
-      }
+      });
       T* gwp = gw.data<T>();
       T* gbp = gb.data<T>();
-      for (int t = 0; t < threads; ++t) {
-        const double* pw = partial.data() + static_cast<size_t>(t) * 2 * width;
-        for (int64_t c = 0; c < width; ++c) {
-          gwp[c] += static_cast<T>(pw[c]);
-          gbp[c] += static_cast<T>(pw[width + c]);
+      for (int64_t c = 0; c < width; ++c) {
+        double total_w = 0.0, total_b = 0.0;
+        for (int64_t b = 0; b < blocks; ++b) {
+          total_w += partial[b * 2 * width + c];
+          total_b += partial[b * 2 * width + width + c];
         }
+        gwp[c] = static_cast<T>(total_w);
+        gbp[c] = static_cast<T>(total_b);
       }
     });
     return {gx, gw, gb};
@@ -94,17 +92,14 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
     T* o = out.data<T>();
     T* st = stats.data<T>();
     parallel_for(rows, width, [&](int64_t r) {
-      const T* xr = xp + r * width;
-      T sum = 0;
-      for (int64_t c = 0; c < width; ++c) sum += xr[c];
-      const T mean = sum / static_cast<T>(width);
-      T sq = 0;
-      for (int64_t c = 0; c < width; ++c) sq += (xr[c] - mean) * (xr[c] - mean);
-      const T rstd = T(1) / std::sqrt(sq / static_cast<T>(width) + static_cast<T>(eps));
-      T* orow = o + r * width;
-      for (int64_t c = 0; c < width; ++c) orow[c] = (xr[c] - mean) * rstd * wp[c] + bp[c];
-      st[2 * r] = mean;
-      st[2 * r + 1] = rstd;
+      const int64_t at = r * width;
+      if constexpr (std::is_same_v<T, float>) {
+        wide::layer_norm_row(xp + at, wp, bp, width, static_cast<float>(eps), o + at, &st[2 * r],
+                             &st[2 * r + 1]);
+      } else {
+        rows::layer_norm_row(xp + at, wp, bp, width, static_cast<T>(eps), o + at, &st[2 * r],
+                             &st[2 * r + 1]);
+      }
     });
   });
   if (needs_grad({&x_in, &weight, &bias})) {

@@ -108,6 +108,49 @@ TEST(Ops, LayerNormNormalisesRows) {
   for (float v : mean(mul(y, y), {1}).to_vector<float>()) EXPECT_NEAR(v, 1.0f, 1e-3);
 }
 
+namespace {
+// LayerNorm's gradients of sum(layer_norm(x, w, b) * gy) for x, w and b, in x's type.
+std::vector<Tensor> layer_norm_gradients(Tensor x, Tensor w, Tensor b, const Tensor& gy) {
+  for (Tensor* t : {&x, &w, &b}) *t = t->detach().set_requires_grad(true);
+  sum(mul(layer_norm(x, w, b, 1e-5), gy)).backward();
+  return {x.grad(), w.grad(), b.grad()};
+}
+}  // namespace
+
+// The f32 backward (kernels/layer_norm_rows.h, the parameters' sums in fixed row blocks) against
+// the f64 reference: a row shorter than the 16 partial sums, a row with a tail past them, more
+// rows than blocks and a row count the blocks do not divide.
+TEST(Ops, LayerNormF32GradientsMatchF64Reference) {
+  auto f64 = [](const Tensor& t) { return t.to(DType::f64); };
+  for (auto [rows, width] : {std::pair<int64_t, int64_t>{5, 7}, {37, 33}, {203, 256}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
+    Tensor x = rand32({rows, width}, 21) * 2.0 + 0.5, w = rand32({width}, 22);
+    Tensor b = rand32({width}, 23), gy = rand32({rows, width}, 24);
+    std::vector<Tensor> fast = layer_norm_gradients(x, w, b, gy);
+    std::vector<Tensor> exact = layer_norm_gradients(f64(x), f64(w), f64(b), f64(gy));
+    for (size_t i = 0; i < fast.size(); ++i) {
+      ASSERT_EQ(fast[i].dtype(), DType::f32);
+      EXPECT_LT(max_relative_error(fast[i], exact[i]), 1e-5) << "gradient " << i;
+    }
+  }
+}
+
+// The weight and bias gradients sum over rows in fixed blocks: the same bits on one thread as
+// on two.
+TEST(Ops, LayerNormParameterGradientsDoNotDependOnTheThreadCount) {
+  Tensor x = rand32({300, 64}, 25), w = rand32({64}, 26), b = rand32({64}, 27);
+  Tensor gy = rand32({300, 64}, 28);
+  const int threads = num_threads();
+  set_num_threads(1);
+  std::vector<Tensor> one = layer_norm_gradients(x, w, b, gy);
+  set_num_threads(2);
+  std::vector<Tensor> two = layer_norm_gradients(x, w, b, gy);
+  set_num_threads(threads);
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].to_vector<float>(), two[i].to_vector<float>()) << "gradient " << i;
+  }
+}
+
 TEST(Ops, FastF32PathMatchesF64Reference) {
   Tensor x = rand32({6, 33}, 3), w = rand32({33}, 4), b = rand32({33}, 5);
   auto f64 = [](const Tensor& t) { return t.to(DType::f64); };
