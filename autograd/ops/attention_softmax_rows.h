@@ -33,7 +33,8 @@ Tensor attention_softmax_rows(const Tensor& scores, double scale, const Tensor& 
 Tensor attention_softmax_dropout_backward(const Tensor& g, const Tensor& y, const Tensor& keep,
                                           double scale, double p);
 
-// The same without dropout: gx = scale * y * (g - sum(g * y)) per row. No autograd.
+// The same without dropout: gx = scale * y * (g - sum(g * y)) per row. Written over g when
+// nothing else holds it. No autograd.
 Tensor attention_softmax_backward(const Tensor& g, const Tensor& y, double scale);
 
 // The dropped probabilities y * keep / (1 - p) again, by the same multiplications as the

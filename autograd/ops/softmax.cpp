@@ -108,9 +108,10 @@ Tensor log_softmax(const Tensor& a, int64_t dim) {
 }
 
 Tensor attention_softmax_backward(const Tensor& g_in, const Tensor& y, double scale) {
+  // Row by row, each element of g is read before it is written: in place when possible.
+  Tensor gx = reusable_gradient(g_in, y.shape());
   Tensor g = g_in.contiguous();
   const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
-  Tensor gx = Tensor::empty(y.shape(), y.dtype());
   dispatch_float(y.dtype(), "softmax backward", [&]<typename T>() {
     const T* gp = g.data<T>();
     const T* yp = y.data<T>();
@@ -121,6 +122,7 @@ Tensor attention_softmax_backward(const Tensor& g_in, const Tensor& y, double sc
       const T* yr = yp + r * width;
       const T dot = rows::dot(gr, yr, width);
       T* orow = o + r * width;
+#pragma GCC ivdep  // orow may be gr: element c is read, then written
       for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (gr[c] - dot);
     });
   });
