@@ -43,13 +43,21 @@ struct LinearGeluBackward : Node {
   GeluApproximation approximation = GeluApproximation::none;
   const char* name() const override { return "LinearGeluBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor x2 = saved(0), w = saved(1), h = saved(2);
+    Tensor x2 = saved(0), w = saved(1), h = take_saved(2);
     const int64_t cols = h.size(-1), rows = cols ? h.numel() / cols : 0;
     // The gradient before GELU: over the incoming one where possible; with bf16 products only
-    // its bf16 rounding is written (all the products read), never the f32 values.
+    // its bf16 rounding is written (all the products read), never the f32 values, over the
+    // saved bf16 pre-activation when nothing else holds it (row r of h is read before row r
+    // of the gradient is written).
     const bool bf16_products = x2.dtype() == DType::bf16 && g_in.dtype() == DType::f32;
-    Tensor pre = bf16_products ? Tensor::empty({rows, cols}, DType::bf16)
-                               : reusable_gradient(g_in, g_in.shape()).reshape({rows, cols});
+    Tensor pre;
+    if (bf16_products) {
+      pre = h.dtype() == DType::bf16 && h.sole_owner() && h.is_contiguous()
+                ? h.reshape({rows, cols})
+                : Tensor::empty({rows, cols}, DType::bf16);
+    } else {
+      pre = reusable_gradient(g_in, g_in.shape()).reshape({rows, cols});
+    }
     Tensor g = g_in.contiguous();  // row r is read before `pre`'s row r is written over it
     Tensor gb;
     dispatch_float(g.dtype(), "linear_gelu backward", [&]<typename T>() {

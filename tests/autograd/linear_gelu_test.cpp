@@ -86,3 +86,19 @@ TEST(LinearGelu, RejectsAMissingBiasAndMismatchedShapes) {
                            random_tensor({5}, 94, DType::f32), GeluApproximation::none),
                Error);
 }
+
+TEST(LinearGelu, ARetainedGraphKeepsItsSavedPreActivation) {
+  // With bf16 products backward writes the pre-activation's gradient over the saved bf16
+  // pre-activation, unless the graph is retained: a second backward then must find it intact
+  // and add the same gradients again.
+  heed::testing::MatmulPrecisionScope scope(MatmulPrecision::bf16);
+  Tensor x = random_tensor({37, 24}, 75, DType::f32).set_requires_grad(true);
+  Tensor w = random_tensor({40, 24}, 76, DType::f32).set_requires_grad(true);
+  Tensor b = random_tensor({40}, 77, DType::f32).set_requires_grad(true);
+  Tensor loss = sum(linear_gelu(x, w, b, GeluApproximation::none));
+  loss.backward(Tensor(), /*retain_graph=*/true);
+  const Tensor once[] = {x.grad().clone(), w.grad().clone(), b.grad().clone()};
+  loss.backward();
+  const Tensor twice[] = {x.grad(), w.grad(), b.grad()};
+  for (int i = 0; i < 3; ++i) expect_same_bits(twice[i], once[i] * 2.0, "gradient");
+}
