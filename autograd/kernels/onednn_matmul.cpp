@@ -302,7 +302,24 @@ void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const T
   if (entry.copy_out) Tensor(out).copy_(into);  // a handle to out's memory
 }
 
-bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
+const Tensor* PackedOperands::find(const Tensor& b, int64_t block_n, bool pairs) const {
+  for (const Held& h : held_) {
+    if (h.data == b.raw_data() && h.dtype == b.dtype() && h.k == b.size(0) && h.n == b.size(1) &&
+        h.stride_k == b.stride(0) && h.stride_n == b.stride(1) && h.block_n == block_n &&
+        h.pairs == pairs && h.version == b.version()) {
+      return &h.packed;
+    }
+  }
+  return nullptr;
+}
+
+void PackedOperands::keep(const Tensor& b, int64_t block_n, bool pairs, Tensor packed) {
+  held_.push_back(Held{b.raw_data(), b.dtype(), b.size(0), b.size(1), b.stride(0), b.stride(1),
+                       block_n, pairs, b.version(), std::move(packed)});
+}
+
+bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
+                          PackedOperands* reuse) {
   if (out.dim() != 2 || a.size(0) < kMinRowsToPackB) return false;
   const Shape a_strides = normalized_strides(a), b_strides = normalized_strides(b);
   const Key key = geometry_key(true, a, a_strides, b, b_strides, bias, out);
@@ -312,11 +329,21 @@ bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, 
     return built;
   });
   if (!entry.pack_b) return false;
-  Tensor packed =
-      Tensor::empty({static_cast<int64_t>((entry.weights.get_size() + 3) / 4)}, DType::f32);
-  pack_blocked(b.raw_data(), b.dtype(), b.size(0), b.size(1), b.stride(0), b.stride(1),
-               entry.layout, packed.raw_data());
-  run(entry, a, packed, bias, out);
+  const BlockedLayout& layout = entry.layout;
+  const Tensor* held = reuse ? reuse->find(b, layout.block_n, layout.pairs) : nullptr;
+  if (held == nullptr) {
+    Tensor packed =
+        Tensor::empty({static_cast<int64_t>((entry.weights.get_size() + 3) / 4)}, DType::f32);
+    pack_blocked(b.raw_data(), b.dtype(), b.size(0), b.size(1), b.stride(0), b.stride(1), layout,
+                 packed.raw_data());
+    if (reuse == nullptr) {
+      run(entry, a, packed, bias, out);
+      return true;
+    }
+    reuse->keep(b, layout.block_n, layout.pairs, packed);
+    held = reuse->find(b, layout.block_n, layout.pairs);
+  }
+  run(entry, a, *held, bias, out);
   return true;
 }
 

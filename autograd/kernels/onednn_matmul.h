@@ -3,6 +3,8 @@
 // onednn_matmul.cpp, which is the one place to change between oneDNN 2.x (matmul::desc) and
 // 3.x (primitive_desc built directly).
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "autograd/tensor.h"
 
@@ -14,11 +16,35 @@ namespace heed {
 // dim is unit-stride (a product can write its heads straight into [B, T, h, d] memory).
 void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
 
+// Packed copies of b that one op's products share: an op that runs several products on one
+// weight (linear_cross_entropy, a chunk of rows at a time) packs it once per layout rather
+// than once per product. Hold one for the op's duration only, while b is not written.
+class PackedOperands {
+ public:
+  // The packed copy of b in `layout` made earlier, or null.
+  const Tensor* find(const Tensor& b, int64_t block_n, bool pairs) const;
+  void keep(const Tensor& b, int64_t block_n, bool pairs, Tensor packed);
+
+ private:
+  struct Held {
+    const void* data;
+    DType dtype;
+    int64_t k, n, stride_k, stride_n, block_n;
+    bool pairs;
+    uint64_t version;
+    Tensor packed;
+  };
+  std::vector<Held> held_;
+};
+
 // The same for a 2-D b that all of a's rows share (a weight), with b first packed into the
 // blocked layout oneDNN's kernel reads (kernels/pack_blocked.h); an f32 b with a bf16 a is
 // rounded to bf16 as it is packed. Returns false, having run nothing, where that does not pay
 // (fewer than 2,048 rows) or this CPU's kernel reads b as it is: then call onednn_matmul.
-bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
+// With `reuse`, a packed copy of b it holds is read instead of packing b again, and a new one
+// is left there.
+bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
+                          PackedOperands* reuse = nullptr);
 
 // out = a^T . b for contiguous 2-D a [N, M] and b [N, K] of one type (f32, or bf16 where this
 // CPU has a bf16 matmul) into a contiguous f32 out [M, K]: a Linear's weight gradient, where

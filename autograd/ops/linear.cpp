@@ -35,14 +35,14 @@ Tensor column_sums(const Tensor& g2, Tensor* rounded) {
 
 // a . b for backward (no autograd), b packed first when that pays: both of a Linear's
 // gradient products read one operand with every row of the other.
-Tensor product(const Tensor& a, const Tensor& b) {
+Tensor product(const Tensor& a, const Tensor& b, PackedOperands* reuse = nullptr) {
   Tensor out =
       Tensor::empty({a.size(0), b.size(1)}, a.dtype() == DType::f64 ? DType::f64 : DType::f32);
   if (out.numel() == 0) return out;
   if (a.size(1) == 0) {
     out.zero_();
   } else {
-    matmul_into(a, b, Tensor(), out, /*pack_b=*/true);
+    matmul_into(a, b, Tensor(), out, /*pack_b=*/true, reuse);
   }
   return out;
 }
@@ -87,9 +87,11 @@ struct LinearBackward : Node {
 
 void linear_gradient_products(const Tensor& g_operand, const Tensor& x_operand,
                               const Tensor& weight, WeightLayout layout, const Shape& x_shape,
-                              Tensor* gx, Tensor* gw) {
+                              Tensor* gx, Tensor* gw, PackedOperands* reuse) {
   const bool out_in = layout == WeightLayout::out_in;
-  if (gx) *gx = product(g_operand, out_in ? weight : weight.transpose(0, 1)).reshape(x_shape);
+  if (gx) {
+    *gx = product(g_operand, out_in ? weight : weight.transpose(0, 1), reuse).reshape(x_shape);
+  }
   if (gw) {
     *gw = out_in ? weight_gradient(g_operand, x_operand) : weight_gradient(x_operand, g_operand);
   }

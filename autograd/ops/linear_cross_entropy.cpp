@@ -16,6 +16,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/cross_entropy_row.h"
 #include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/onednn_matmul.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
@@ -125,6 +126,9 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
 
   const int64_t chunks = chunk_rows > 0 ? (rows + chunk_rows - 1) / chunk_rows
                                         : std::max<int64_t>(1, rows / kDefaultChunkRows);
+  // Every chunk's products read the weight: packed once for the logits' products and once for
+  // the input gradient's, not once per chunk.
+  PackedOperands packed_weight;
   double total = 0.0;
   for (int64_t k = 0; k < chunks && rows > 0; ++k) {
     const int64_t begin = rows * k / chunks, end = rows * (k + 1) / chunks, n = end - begin;
@@ -132,7 +136,8 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     const Tensor x_chunk = x_operand.slice(0, begin, end);
     Tensor logits = Tensor::empty({n, classes}, x.dtype());
     if (classes > 0 && in_features > 0) {
-      matmul_into(x_chunk, weight.transpose(0, 1), bias_operand, logits, /*pack_b=*/true);
+      matmul_into(x_chunk, weight.transpose(0, 1), bias_operand, logits, /*pack_b=*/true,
+                  &packed_weight);
     } else if (bias.defined()) {
       logits.copy_(expand(bias_operand, {n, classes}));  // no features: the bias alone
     } else {
@@ -181,7 +186,7 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     Tensor gx_chunk, gw_chunk;
     linear_gradient_products(g_operand, x_chunk, weight, WeightLayout::out_in,
                              Shape{n, in_features}, x_grad ? &gx_chunk : nullptr,
-                             w_grad ? &gw_chunk : nullptr);
+                             w_grad ? &gw_chunk : nullptr, &packed_weight);
     if (x_grad && n == rows) {
       gx = gx_chunk;
     } else if (x_grad) {

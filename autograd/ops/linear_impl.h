@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "autograd/kernels/dispatch.h"
+#include "autograd/kernels/onednn_matmul.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/wide_loops.h"
 #include "autograd/ops.h"
@@ -20,10 +21,10 @@ Tensor linear_product(const Tensor& x, const Tensor& weight, const Tensor& bias,
 
 // The input gradient (shaped as x_shape) and the weight gradient of a Linear from the
 // gradient of its output before the bias, g_operand [rows, out] (bf16 when the products run in
-// bf16); either may be skipped.
+// bf16); either may be skipped. `reuse` as for onednn_matmul_packed.
 void linear_gradient_products(const Tensor& g_operand, const Tensor& x_operand,
                               const Tensor& weight, WeightLayout layout, const Shape& x_shape,
-                              Tensor* gx, Tensor* gw);
+                              Tensor* gx, Tensor* gw, PackedOperands* reuse = nullptr);
 
 // Row blocks of the bias gradient's sums: fixed, so that the sums do not depend on the
 // thread count.

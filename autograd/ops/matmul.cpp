@@ -161,7 +161,7 @@ bool native_bf16_products() {
 }
 
 void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, const Tensor& out,
-                 bool pack_b) {
+                 bool pack_b, PackedOperands* reuse) {
   const int64_t nd = out.dim();
   Tensor a = with_leading_ones(a_in, nd), b = with_leading_ones(b_in, nd);
   if (a.dtype() == DType::f64) {
@@ -175,17 +175,17 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, con
     Tensor a16 = to_bf16_keep_layout(a);
     if (onednn_bf16_matmul_available()) {
       // A packed weight is rounded as it is packed: no bf16 copy of it is made or kept.
-      if (pack_b && onednn_matmul_packed(a16, b, bias, out)) return;
+      if (pack_b && onednn_matmul_packed(a16, b, bias, out, reuse)) return;
       onednn_matmul(a16, to_bf16_keep_layout(b), bias, out);
     } else {
       // No bf16 kernel on this CPU: the same numbers (bf16-rounded inputs, f32 accumulation)
       // from the f32 kernel.
       Tensor a32 = a16.to(DType::f32), b32 = to_bf16_keep_layout(b).to(DType::f32);
-      if (pack_b && onednn_matmul_packed(a32, b32, bias, out)) return;
+      if (pack_b && onednn_matmul_packed(a32, b32, bias, out, reuse)) return;
       onednn_matmul(a32, b32, bias, out);
     }
   } else {
-    if (pack_b && onednn_matmul_packed(a, b, bias, out)) return;
+    if (pack_b && onednn_matmul_packed(a, b, bias, out, reuse)) return;
     onednn_matmul(a, b, bias, out);
   }
 }
