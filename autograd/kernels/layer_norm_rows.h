@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "autograd/kernels/loop_hints.h"
 #include "autograd/kernels/row_reduce.h"
 
 namespace heed::rows {
@@ -34,8 +35,8 @@ template <typename T>
 // The input gradient of one row from the output gradient g:
 // gx = rstd * (g*w - mean(g*w) - xhat * mean(g*w*xhat)) with xhat = (x - mean) * rstd.
 // Adds the row's terms of the weight and bias gradients, g*xhat and g, to sum_w and sum_b
-// (in double: they are summed over every row of the batch). gx may be g: the last pass reads
-// each g[c] before it writes gx[c].
+// (in double: they are summed over every row of the batch). gx may be g (or apart from it,
+// never partly overlapping): the last pass reads each g[c] before it writes gx[c].
 template <typename T>
 [[gnu::always_inline]] inline void layer_norm_backward_row(const T* __restrict x, const T* g,
                                                            const T* __restrict w, int64_t width,
@@ -68,7 +69,7 @@ template <typename T>
   }
   const T inv_n = T(1) / static_cast<T>(width);
   const T shift = inv_n * sum_dy, slope = inv_n * sum_dy_xhat;
-#pragma GCC ivdep
+  HEED_ASSUME_NO_LOOP_ALIAS
   for (c = 0; c < width; ++c) {
     const T xhat = (x[c] - mean) * rstd;
     gx[c] = rstd * std::fma(-xhat, slope, std::fma(g[c], w[c], -shift));

@@ -304,9 +304,10 @@ void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const T
 
 const Tensor* PackedOperands::find(const Tensor& b, int64_t block_n, bool pairs) const {
   for (const Held& h : held_) {
-    if (h.data == b.raw_data() && h.dtype == b.dtype() && h.k == b.size(0) && h.n == b.size(1) &&
-        h.stride_k == b.stride(0) && h.stride_n == b.stride(1) && h.block_n == block_n &&
-        h.pairs == pairs && h.version == b.version()) {
+    if (h.storage == b.storage() && h.data == b.raw_data() && h.dtype == b.dtype() &&
+        h.k == b.size(0) && h.n == b.size(1) && h.stride_k == b.stride(0) &&
+        h.stride_n == b.stride(1) && h.block_n == block_n && h.pairs == pairs &&
+        h.version == b.version()) {
       return &h.packed;
     }
   }
@@ -314,8 +315,8 @@ const Tensor* PackedOperands::find(const Tensor& b, int64_t block_n, bool pairs)
 }
 
 void PackedOperands::keep(const Tensor& b, int64_t block_n, bool pairs, Tensor packed) {
-  held_.push_back(Held{b.raw_data(), b.dtype(), b.size(0), b.size(1), b.stride(0), b.stride(1),
-                       block_n, pairs, b.version(), std::move(packed)});
+  held_.push_back(Held{b.storage(), b.raw_data(), b.dtype(), b.size(0), b.size(1), b.stride(0),
+                       b.stride(1), block_n, pairs, b.version(), std::move(packed)});
 }
 
 bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,

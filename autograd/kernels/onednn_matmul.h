@@ -4,6 +4,7 @@
 // 3.x (primitive_desc built directly).
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "autograd/tensor.h"
@@ -18,15 +19,19 @@ void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const T
 
 // Packed copies of b that one op's products share: an op that runs several products on one
 // weight (linear_cross_entropy, a chunk of rows at a time) packs it once per layout rather
-// than once per product. Hold one for the op's duration only, while b is not written.
+// than once per product. A copy is served again only for the same memory, view, layout and
+// storage version; each holds its b's storage, so that address cannot come back as another
+// tensor's. Hold one for the op's duration only.
 class PackedOperands {
  public:
   // The packed copy of b in `layout` made earlier, or null.
   const Tensor* find(const Tensor& b, int64_t block_n, bool pairs) const;
   void keep(const Tensor& b, int64_t block_n, bool pairs, Tensor packed);
+  size_t copies() const { return held_.size(); }
 
  private:
   struct Held {
+    std::shared_ptr<Storage> storage;
     const void* data;
     DType dtype;
     int64_t k, n, stride_k, stride_n, block_n;

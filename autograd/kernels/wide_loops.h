@@ -1,7 +1,8 @@
 #pragma once
 // Hot f32 loops built for AVX-512 as well as for the build's baseline (AVX2): the CPU picks
-// its version when the program loads (wide_loops.cpp). Each is the loop its caller ran inline
-// before, with the same arithmetic, so both versions give the same bits.
+// its version when the program loads (wide_loops.cpp). Each is a loop written once (inline in
+// a kernels/ header or here) whose arithmetic leaves the compiler no choice that differs
+// between the two builds, so both versions give the same bits (tests/autograd/wide_loops_test.cpp).
 #include <cstdint>
 
 #include "autograd/dtype.h"

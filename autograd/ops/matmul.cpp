@@ -179,9 +179,9 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& bias, con
       onednn_matmul(a16, to_bf16_keep_layout(b), bias, out);
     } else {
       // No bf16 kernel on this CPU: the same numbers (bf16-rounded inputs, f32 accumulation)
-      // from the f32 kernel.
+      // from the f32 kernel. b32 is this call's own copy: nothing to share with other calls.
       Tensor a32 = a16.to(DType::f32), b32 = to_bf16_keep_layout(b).to(DType::f32);
-      if (pack_b && onednn_matmul_packed(a32, b32, bias, out, reuse)) return;
+      if (pack_b && onednn_matmul_packed(a32, b32, bias, out)) return;
       onednn_matmul(a32, b32, bias, out);
     }
   } else {

@@ -8,6 +8,7 @@
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/fast_math.h"
+#include "autograd/kernels/loop_hints.h"
 #include "autograd/kernels/parallel.h"
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/kernels/strided_loop.h"
@@ -122,8 +123,8 @@ Tensor attention_softmax_backward(const Tensor& g_in, const Tensor& y, double sc
       const T* yr = yp + r * width;
       const T dot = rows::dot(gr, yr, width);
       T* orow = o + r * width;
-#pragma GCC ivdep  // orow may be gr: element c is read, then written
-      for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (gr[c] - dot);
+      HEED_ASSUME_NO_LOOP_ALIAS  // orow is gr or apart from it: element c is read, then written
+          for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (gr[c] - dot);
     });
   });
   return gx;

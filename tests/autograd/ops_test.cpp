@@ -138,8 +138,9 @@ TEST(Ops, LayerNormF32GradientsMatchF64Reference) {
 // The weight and bias gradients sum over rows in fixed blocks: the same bits on one thread as
 // on two.
 TEST(Ops, LayerNormParameterGradientsDoNotDependOnTheThreadCount) {
-  Tensor x = rand32({300, 64}, 25), w = rand32({64}, 26), b = rand32({64}, 27);
-  Tensor gy = rand32({300, 64}, 28);
+  // Enough rows that the backward's 16 blocks run on two threads (kParallelGrain).
+  Tensor x = rand32({1024, 64}, 25), w = rand32({64}, 26), b = rand32({64}, 27);
+  Tensor gy = rand32({1024, 64}, 28);
   const int threads = num_threads();
   set_num_threads(1);
   std::vector<Tensor> one = layer_norm_gradients(x, w, b, gy);

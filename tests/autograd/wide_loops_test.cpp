@@ -46,6 +46,21 @@ void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, 
   }
 }
 
+// The same bits, or NaN in both (a NaN's sign and payload depend on the order of operands that
+// the vector code picks, not on the row).
+void expect_same_bits_or_nan(const std::vector<float>& a, const std::vector<float>& b,
+                             const char* what) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(b[i])) {
+      EXPECT_TRUE(std::isnan(a[i])) << what << " at " << i;
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(b[i]))
+          << what << " at " << i << ": " << a[i] << " vs " << b[i];
+    }
+  }
+}
+
 }  // namespace
 
 TEST(WideLoops, GeluAndItsGradientGiveTheBaselineBits) {
@@ -240,64 +255,55 @@ TEST(WideLoops, DropoutLoopsGiveTheBaselineBits) {
   expect_same_bits(in_place, plain_out, "gradient through the keep bits");
 }
 
-// The same bits, or NaN in both (a NaN's sign and payload depend on the order of operands that
-// the vector code picks, not on the row).
-void expect_same_bits_or_nan(const std::vector<float>& a, const std::vector<float>& b,
-                             const char* what) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(b[i])) {
-      EXPECT_TRUE(std::isnan(a[i])) << what << " at " << i;
-    } else {
-      ASSERT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(b[i]))
-          << what << " at " << i << ": " << a[i] << " vs " << b[i];
-    }
-  }
-}
-
 TEST(WideLoops, LayerNormRowsGiveTheBaselineBits) {
-  const std::vector<float> x = inputs();  // its infinities and NaN make one row NaN
-  std::vector<float> g(x.size()), w(x.size()), b(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    g[i] = 0.25f * static_cast<float>(i % 17) - 2.0f;
-    w[i] = 1.0f + 0.01f * static_cast<float>(i % 13);
-    b[i] = 0.1f * static_cast<float>(i % 7);
+  // Rows of 1,001, 33 and 7 elements (whole vectors and tails, a row under one vector), over
+  // finite inputs and over inputs(), whose infinities and NaN make some rows NaN.
+  std::vector<float> finite = inputs();
+  for (float& v : finite) {
+    if (!std::isfinite(v) || std::abs(v) > 1e6f) v = 0.5f;
   }
-  // Rows of 1,001, 33 and 7 elements: whole vectors and tails, and a row under one vector.
-  for (int64_t width : {1001, 33, 7}) {
-    SCOPED_TRACE(width);
-    for (int64_t at = 0; at + width <= static_cast<int64_t>(x.size()); at += width) {
-      std::vector<float> wide_out(width), plain(width);
-      float wide_stats[2], plain_stats[2];
-      wide::layer_norm_row(x.data() + at, w.data(), b.data(), width, 1e-5f, wide_out.data(),
-                           &wide_stats[0], &wide_stats[1]);
-      rows::layer_norm_row(x.data() + at, w.data(), b.data(), width, 1e-5f, plain.data(),
-                           &plain_stats[0], &plain_stats[1]);
-      expect_same_bits_or_nan(wide_out, plain, "layer_norm_row");
-      expect_same_bits_or_nan({wide_stats[0], wide_stats[1]}, {plain_stats[0], plain_stats[1]},
-                              "stats");
+  for (const std::vector<float>& x : {finite, inputs()}) {
+    std::vector<float> g(x.size()), w(x.size()), b(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      g[i] = 0.25f * static_cast<float>(i % 17) - 2.0f;
+      w[i] = 1.0f + 0.01f * static_cast<float>(i % 13);
+      b[i] = 0.1f * static_cast<float>(i % 7);
+    }
+    for (int64_t width : {1001, 33, 7}) {
+      SCOPED_TRACE(width);
+      for (int64_t at = 0; at + width <= static_cast<int64_t>(x.size()); at += width) {
+        std::vector<float> wide_out(width), plain(width);
+        float wide_stats[2], plain_stats[2];
+        wide::layer_norm_row(x.data() + at, w.data(), b.data(), width, 1e-5f, wide_out.data(),
+                             &wide_stats[0], &wide_stats[1]);
+        rows::layer_norm_row(x.data() + at, w.data(), b.data(), width, 1e-5f, plain.data(),
+                             &plain_stats[0], &plain_stats[1]);
+        expect_same_bits_or_nan(wide_out, plain, "layer_norm_row");
+        expect_same_bits_or_nan({wide_stats[0], wide_stats[1]}, {plain_stats[0], plain_stats[1]},
+                                "stats");
 
-      std::vector<double> wide_sums(2 * width, 0.5), plain_sums(2 * width, 0.5);
-      wide::layer_norm_backward_row(x.data() + at, g.data() + at, w.data(), width, wide_stats[0],
-                                    wide_stats[1], wide_out.data(), wide_sums.data(),
-                                    wide_sums.data() + width);
-      rows::layer_norm_backward_row(x.data() + at, g.data() + at, w.data(), width, plain_stats[0],
-                                    plain_stats[1], plain.data(), plain_sums.data(),
-                                    plain_sums.data() + width);
-      expect_same_bits_or_nan(wide_out, plain, "layer_norm_backward_row");
-      // Written over the incoming gradient, as LayerNorm's backward does when it may.
-      std::vector<float> in_place(g.begin() + at, g.begin() + at + width);
-      std::vector<double> in_place_sums(2 * width, 0.5);
-      wide::layer_norm_backward_row(x.data() + at, in_place.data(), w.data(), width, wide_stats[0],
-                                    wide_stats[1], in_place.data(), in_place_sums.data(),
-                                    in_place_sums.data() + width);
-      expect_same_bits_or_nan(in_place, plain, "layer_norm_backward_row in place");
-      for (int64_t i = 0; i < 2 * width; ++i) {
-        if (std::isnan(plain_sums[i])) {
-          EXPECT_TRUE(std::isnan(wide_sums[i]) && std::isnan(in_place_sums[i])) << "sum " << i;
-        } else {
-          ASSERT_EQ(wide_sums[i], plain_sums[i]) << "sum " << i;
-          ASSERT_EQ(in_place_sums[i], plain_sums[i]) << "sum " << i << " in place";
+        std::vector<double> wide_sums(2 * width, 0.5), plain_sums(2 * width, 0.5);
+        wide::layer_norm_backward_row(x.data() + at, g.data() + at, w.data(), width, wide_stats[0],
+                                      wide_stats[1], wide_out.data(), wide_sums.data(),
+                                      wide_sums.data() + width);
+        rows::layer_norm_backward_row(x.data() + at, g.data() + at, w.data(), width, plain_stats[0],
+                                      plain_stats[1], plain.data(), plain_sums.data(),
+                                      plain_sums.data() + width);
+        expect_same_bits_or_nan(wide_out, plain, "layer_norm_backward_row");
+        // Written over the incoming gradient, as LayerNorm's backward does when it may.
+        std::vector<float> in_place(g.begin() + at, g.begin() + at + width);
+        std::vector<double> in_place_sums(2 * width, 0.5);
+        wide::layer_norm_backward_row(x.data() + at, in_place.data(), w.data(), width,
+                                      wide_stats[0], wide_stats[1], in_place.data(),
+                                      in_place_sums.data(), in_place_sums.data() + width);
+        expect_same_bits_or_nan(in_place, plain, "layer_norm_backward_row in place");
+        for (int64_t i = 0; i < 2 * width; ++i) {
+          if (std::isnan(plain_sums[i])) {
+            EXPECT_TRUE(std::isnan(wide_sums[i]) && std::isnan(in_place_sums[i])) << "sum " << i;
+          } else {
+            ASSERT_EQ(wide_sums[i], plain_sums[i]) << "sum " << i;
+            ASSERT_EQ(in_place_sums[i], plain_sums[i]) << "sum " << i << " in place";
+          }
         }
       }
     }
