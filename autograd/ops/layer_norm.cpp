@@ -48,8 +48,8 @@ struct LayerNormBackward : Node {
             wide::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r], st[2 * r + 1],
                                           gxp + at, sum_w, sum_b);
           } else {
-            rows::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r], st[2 * r + 1],
-                                          gxp + at, sum_w, sum_b);
+            heed::rows::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r],
+                                                st[2 * r + 1], gxp + at, sum_w, sum_b);
           }
         }
       });
@@ -97,8 +97,8 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
         wide::layer_norm_row(xp + at, wp, bp, width, static_cast<float>(eps), o + at, &st[2 * r],
                              &st[2 * r + 1]);
       } else {
-        rows::layer_norm_row(xp + at, wp, bp, width, static_cast<T>(eps), o + at, &st[2 * r],
-                             &st[2 * r + 1]);
+        heed::rows::layer_norm_row(xp + at, wp, bp, width, static_cast<T>(eps), o + at, &st[2 * r],
+                                   &st[2 * r + 1]);
       }
     });
   });
