@@ -314,9 +314,10 @@ const Tensor* PackedOperands::find(const Tensor& b, int64_t block_n, bool pairs)
   return nullptr;
 }
 
-void PackedOperands::keep(const Tensor& b, int64_t block_n, bool pairs, Tensor packed) {
+const Tensor& PackedOperands::keep(const Tensor& b, int64_t block_n, bool pairs, Tensor packed) {
   held_.push_back(Held{b.storage(), b.raw_data(), b.dtype(), b.size(0), b.size(1), b.stride(0),
                        b.stride(1), block_n, pairs, b.version(), std::move(packed)});
+  return held_.back().packed;
 }
 
 bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
@@ -331,20 +332,16 @@ bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, 
   });
   if (!entry.pack_b) return false;
   const BlockedLayout& layout = entry.layout;
-  const Tensor* held = reuse ? reuse->find(b, layout.block_n, layout.pairs) : nullptr;
-  if (held == nullptr) {
-    Tensor packed =
+  const Tensor* packed = reuse ? reuse->find(b, layout.block_n, layout.pairs) : nullptr;
+  Tensor packed_here;
+  if (packed == nullptr) {
+    packed_here =
         Tensor::empty({static_cast<int64_t>((entry.weights.get_size() + 3) / 4)}, DType::f32);
     pack_blocked(b.raw_data(), b.dtype(), b.size(0), b.size(1), b.stride(0), b.stride(1), layout,
-                 packed.raw_data());
-    if (reuse == nullptr) {
-      run(entry, a, packed, bias, out);
-      return true;
-    }
-    reuse->keep(b, layout.block_n, layout.pairs, packed);
-    held = reuse->find(b, layout.block_n, layout.pairs);
+                 packed_here.raw_data());
+    packed = reuse ? &reuse->keep(b, layout.block_n, layout.pairs, packed_here) : &packed_here;
   }
-  run(entry, a, *held, bias, out);
+  run(entry, a, *packed, bias, out);
   return true;
 }
 

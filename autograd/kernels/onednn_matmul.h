@@ -26,7 +26,8 @@ class PackedOperands {
  public:
   // The packed copy of b in `layout` made earlier, or null.
   const Tensor* find(const Tensor& b, int64_t block_n, bool pairs) const;
-  void keep(const Tensor& b, int64_t block_n, bool pairs, Tensor packed);
+  // Holds `packed` as b's copy in that layout; returns it.
+  const Tensor& keep(const Tensor& b, int64_t block_n, bool pairs, Tensor packed);
   size_t copies() const { return held_.size(); }
 
  private:
