@@ -58,9 +58,14 @@ struct KeyHash {
 
 // Rows of a from which packing b first pays. Measured on Zen 5 (docs/performance.md): with
 // 2,048 or 4,096 rows, the Transformer layers' products ran 4-29% faster with b packed (the
-// packing included); with 307 rows (the masked-LM head) 9-29% slower, as the pack is then a
-// large part of the work.
-constexpr int64_t kMinRowsToPackB = 2048;
+// packing included); with 640 or 1,024 rows 5-18% faster in bf16 and 0-11% in f32 (the
+// masked-LM head, the last BERT layer at its picked positions, G2P's batches); with 307 rows
+// no faster and with 128 up to 26% slower, as the pack is then a large part of the work.
+constexpr int64_t kMinRowsToPackB = 512;
+
+// Outputs from which a weight gradient runs as the packed matmul rather than oneDNN's
+// inner-product gemm (onednn_transposed_product): below it the gemm was 7-12% faster.
+constexpr int64_t kMinOutputsForPackedWeightGradient = 2048;
 
 // A primitive for one exact geometry. Where oneDNN has only its slow reference
 // implementation for an operand's strides, the operand is copied to a contiguous layout
@@ -385,7 +390,7 @@ bool onednn_transposed_product(const Tensor& a, const Tensor& b, const Tensor& o
                  out.dtype() == DType::f32 && out.size(0) == a.size(1) && out.size(1) == b.size(1),
              "matmul: transposed product of {} {} and {} into {} {}", a.dtype(), a.shape_str(),
              b.shape_str(), out.dtype(), out.shape_str());
-  if (a.size(1) >= kMinRowsToPackB || out.numel() == 0) return false;
+  if (a.size(1) >= kMinOutputsForPackedWeightGradient || out.numel() == 0) return false;
   static WeightGradientCache* cache = new WeightGradientCache();
   const Key key{static_cast<int64_t>(a.dtype()), a.size(0), a.size(1), b.size(1)};
   WeightGradientEntry entry;

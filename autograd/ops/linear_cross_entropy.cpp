@@ -28,9 +28,10 @@
 namespace heed {
 namespace {
 
-// Rows per chunk when the caller leaves it to the op: the fewest rows at which the products
-// still read the weight packed (kernels/onednn_matmul.cpp's kMinRowsToPackB), so that chunking
-// costs the products nothing. Chunks are equal, each at least this long.
+// Rows per chunk when the caller leaves it to the op. Chunks of 512 to 4,096 rows ran GPT-mini's
+// head at the same speed (docs/performance.md); 2,048 keeps the chunk's logits small and its
+// products well above the rows from which they read the weight packed. Chunks are equal, each
+// at least this long.
 constexpr int64_t kDefaultChunkRows = 2048;
 
 struct LinearCrossEntropyBackward : Node {
