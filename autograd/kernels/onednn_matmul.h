@@ -46,9 +46,9 @@ class PackedOperands {
 // The same for a 2-D b that all of a's rows share (a weight), with b first packed into the
 // blocked layout oneDNN's kernel reads (kernels/pack_blocked.h); an f32 b with a bf16 a is
 // rounded to bf16 as it is packed. Returns false, having run nothing, where that does not pay
-// (fewer than 512 rows) or this CPU's kernel reads b as it is: then call onednn_matmul.
-// With `reuse`, a packed copy of b it holds is read instead of packing b again, and a new one
-// is left there.
+// (fewer than 2,048 rows, or 512 with bf16 a) or this CPU's kernel reads b as it is: then call
+// onednn_matmul. With `reuse`, a packed copy of b it holds is read instead of packing b again, and
+// a new one is left there.
 bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
                           PackedOperands* reuse = nullptr);
 
