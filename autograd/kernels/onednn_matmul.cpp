@@ -58,14 +58,9 @@ struct KeyHash {
 
 // Rows of a from which packing b first pays. Measured on Zen 5 (docs/performance.md): with
 // 2,048 or 4,096 rows, the Transformer layers' products ran 4-29% faster with b packed (the
-// packing included). With bf16 products also from 512: at 640 or 1,024 rows (the masked-LM
-// head, BERT's last layer at its picked positions) 5-18% faster, as a plain product would
-// round an f32 weight in a pass of its own anyway, which the packer does as it packs; at 307
-// rows no faster, at 128 up to 26% slower. In f32, at 640-1,024 rows 0-11% faster alone but
-// no faster in the step, and BERT-mini's peak RSS grew 25 MB (the head's packed copies).
-int64_t min_rows_to_pack_b(DType a_type) {
-  return a_type == DType::bf16 ? 512 : 2048;
-}
+// packing included); with 307 rows (the masked-LM head) 9-29% slower, as the pack is then a
+// large part of the work. An op may ask for packing from fewer rows in bf16 (PackedOperands).
+constexpr int64_t kMinRowsToPackB = 2048;
 
 // Outputs from which a weight gradient runs as the packed matmul rather than oneDNN's
 // inner-product gemm (onednn_transposed_product): below it the gemm was 7-12% faster.
@@ -331,7 +326,10 @@ const Tensor& PackedOperands::keep(const Tensor& b, int64_t block_n, bool pairs,
 
 bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
                           PackedOperands* reuse) {
-  if (out.dim() != 2 || a.size(0) < min_rows_to_pack_b(a.dtype())) return false;
+  const int64_t min_rows = a.dtype() == DType::bf16 && reuse && reuse->bf16_min_rows() > 0
+                               ? reuse->bf16_min_rows()
+                               : kMinRowsToPackB;
+  if (out.dim() != 2 || a.size(0) < min_rows) return false;
   const Shape a_strides = normalized_strides(a), b_strides = normalized_strides(b);
   const Key key = geometry_key(true, a, a_strides, b, b_strides, bias, out);
   const Entry entry = cached_entry(key, a, b, [&] {

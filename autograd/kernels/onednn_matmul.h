@@ -24,6 +24,10 @@ void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const T
 // tensor's. Hold one for the op's duration only.
 class PackedOperands {
  public:
+  // bf16_min_rows > 0: products with bf16 a that hold this pack b from that many rows,
+  // rather than from onednn_matmul_packed's own bound.
+  explicit PackedOperands(int64_t bf16_min_rows = 0) : bf16_min_rows_(bf16_min_rows) {}
+  int64_t bf16_min_rows() const { return bf16_min_rows_; }
   // The packed copy of b in `layout` made earlier, or null.
   const Tensor* find(const Tensor& b, int64_t block_n, bool pairs) const;
   // Holds `packed` as b's copy in that layout; returns it.
@@ -40,15 +44,16 @@ class PackedOperands {
     uint64_t version;
     Tensor packed;
   };
+  int64_t bf16_min_rows_;
   std::vector<Held> held_;
 };
 
 // The same for a 2-D b that all of a's rows share (a weight), with b first packed into the
 // blocked layout oneDNN's kernel reads (kernels/pack_blocked.h); an f32 b with a bf16 a is
 // rounded to bf16 as it is packed. Returns false, having run nothing, where that does not pay
-// (fewer than 2,048 rows, or 512 with bf16 a) or this CPU's kernel reads b as it is: then call
-// onednn_matmul. With `reuse`, a packed copy of b it holds is read instead of packing b again, and
-// a new one is left there.
+// (fewer than 2,048 rows, or than reuse's bf16_min_rows with bf16 a) or this CPU's kernel
+// reads b as it is: then call onednn_matmul. With `reuse`, a packed copy of b it holds is read
+// instead of packing b again, and a new one is left there.
 bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out,
                           PackedOperands* reuse = nullptr);
 

@@ -28,10 +28,10 @@
 namespace heed {
 namespace {
 
-// Rows per chunk when the caller leaves it to the op. Chunks of 512 to 4,096 rows ran GPT-mini's
-// head at the same speed (docs/performance.md); 2,048 keeps the chunk's logits small and its
-// products well above the rows from which they read the weight packed. Chunks are equal, each
-// at least this long.
+// Rows per chunk when the caller leaves it to the op: the fewest rows at which the products
+// still read the weight packed in f32 (kernels/onednn_matmul.cpp's kMinRowsToPackB), so that
+// chunking costs the products nothing. Chunks are equal, and at least this long when there
+// are this many rows.
 constexpr int64_t kDefaultChunkRows = 2048;
 
 struct LinearCrossEntropyBackward : Node {
@@ -128,8 +128,10 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   const int64_t chunks = chunk_rows > 0 ? (rows + chunk_rows - 1) / chunk_rows
                                         : std::max<int64_t>(1, rows / kDefaultChunkRows);
   // Every chunk's products read the weight: packed once for the logits' products and once for
-  // the input gradient's, not once per chunk.
-  PackedOperands packed_weight;
+  // the input gradient's, not once per chunk. In bf16 from 512 rows (the masked-LM head's 640):
+  // oneDNN's bf16 kernel reading the plain transposed weight ran BERT-mini's head at 375
+  // GFLOP/s, packed at 552 (docs/performance.md).
+  PackedOperands packed_weight(/*bf16_min_rows=*/512);
   double total = 0.0;
   for (int64_t k = 0; k < chunks && rows > 0; ++k) {
     const int64_t begin = rows * k / chunks, end = rows * (k + 1) / chunks, n = end - begin;

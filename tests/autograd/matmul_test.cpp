@@ -192,6 +192,7 @@ TEST(Matmul, PrimitiveCacheKeepsTheMostRecentlyUsedAndStillMultipliesAfterDroppi
 // bf16 (and an f32 b rounded to bf16 as it is packed), with and without a bias: the packed
 // product equals the plain one.
 TEST(Matmul, PackedWeightsGiveThePlainProducts) {
+  const int64_t M = 2048;  // rows enough for packing to pay
   // oneDNN 2.6 reads blocked weights in its AVX-512 kernels; on an AVX2 CPU b stays plain.
   const bool blocked_kernels = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
   struct Types {
@@ -204,9 +205,6 @@ TEST(Matmul, PackedWeightsGiveThePlainProducts) {
   }
   int padded_runs = 0;  // packed products whose blocks hold padding
   for (const Types& types : cases) {
-    // The fewest rows that pack (kernels/onednn_matmul.cpp): fewer in bf16, where a plain
-    // product would round the weight in a pass of its own anyway.
-    const int64_t M = types.a == DType::bf16 ? 512 : 2048;
     for (auto [K, N] :
          {std::pair<int64_t, int64_t>{37, 100}, {64, 512}, {53, 29}, {512, 40}, {256, 1024}}) {
       for (bool tb : {false, true}) {
@@ -237,13 +235,30 @@ TEST(Matmul, PackedWeightsGiveThePlainProducts) {
   if (blocked_kernels) {
     EXPECT_GT(padded_runs, 0);
   }
-  // Too few rows for packing to pay: nothing runs.
-  Tensor out = Tensor::empty({2047, 8}, DType::f32);
-  EXPECT_FALSE(onednn_matmul_packed(rand({2047, 16}, 33), rand({16, 8}, 34), Tensor(), out));
+}
+
+// Packing starts at 2,048 rows, or in bf16 where the products' PackedOperands asks for fewer;
+// one row less and nothing runs. A shape that packs (K and N multiples of 64).
+TEST(Matmul, PackedProductsStartAtTheirRowBound) {
+  if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core) {
+    Tensor out = Tensor::empty({2048, 128}, DType::f32);
+    EXPECT_FALSE(onednn_matmul_packed(rand({2048, 64}, 33), rand({64, 128}, 34), Tensor(), out));
+    return;
+  }
+  const auto packs = [](int64_t rows, DType type, int64_t bf16_min_rows) {
+    PackedOperands reuse(bf16_min_rows);
+    Tensor out = Tensor::empty({rows, 128}, DType::f32);
+    return onednn_matmul_packed(rand({rows, 64}, 33).to(type), rand({128, 64}, 34).transpose(0, 1),
+                                Tensor(), out, &reuse);
+  };
+  EXPECT_TRUE(packs(2048, DType::f32, 0));
+  EXPECT_FALSE(packs(2047, DType::f32, 0));
+  EXPECT_FALSE(packs(512, DType::f32, 512));  // the lower bound is for bf16 products only
   if (onednn_bf16_matmul_available()) {
-    Tensor out16 = Tensor::empty({511, 8}, DType::f32);
-    EXPECT_FALSE(onednn_matmul_packed(rand({511, 16}, 33).to(DType::bf16),
-                                      rand({16, 8}, 34).to(DType::bf16), Tensor(), out16));
+    EXPECT_TRUE(packs(2048, DType::bf16, 0));
+    EXPECT_FALSE(packs(2047, DType::bf16, 0));
+    EXPECT_TRUE(packs(512, DType::bf16, 512));
+    EXPECT_FALSE(packs(511, DType::bf16, 512));
   }
 }
 
