@@ -69,6 +69,31 @@ TEST(AttentionDropoutValues, GivesTheSameBitsAsSoftmaxDropoutThenMatmul) {
   }
 }
 
+// The softmax and dropout pass splits its rows into groups across the threads; each element
+// draws from its own counter, so one thread and two give the same bits. The shapes are small
+// enough that two threads take them only because the pass weighs an element as 8 operations
+// (G2P's short sequences): 12 keys (85 rows a group), and 37 (straddling Philox blocks).
+TEST(AttentionDropoutValues, GivesTheSameBitsOnOneThreadAndTwo) {
+  const int threads = num_threads();
+  for (const int64_t t : {int64_t{12}, int64_t{37}}) {
+    for (bool causal : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << t << " keys, causal " << causal);
+      Tensor scores = random_tensor({8, 4, t, t}, 34, DType::f32);
+      Tensor v = random_tensor({8, 4, t, 8}, 35, DType::f32);
+      Tensor weights = random_tensor({8, 4, t, 8}, 36, DType::f32);
+      set_num_threads(1);
+      PathResult one = run_path(true, scores, v, Tensor(), causal, weights);
+      set_num_threads(2);
+      PathResult two = run_path(true, scores, v, Tensor(), causal, weights);
+      set_num_threads(threads);
+      expect_same_bits(one.out, two.out, "output");
+      expect_same_bits(one.probs, two.probs, "probabilities");
+      expect_same_bits(one.grad_scores, two.grad_scores, "gradient of the scores");
+      expect_same_bits(one.grad_v, two.grad_v, "gradient of the values");
+    }
+  }
+}
+
 TEST(AttentionDropoutValues, PickedQueriesDropWhatAllQueriesWouldDrop) {
   // Scores of 3 of 7 queries per sequence (in any order) drop the elements that the scores
   // of all 7 drop in those rows, and leave the generator where all 7 would: the same
