@@ -280,16 +280,17 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
       }
     };
     // Groups of about 1,024 elements: enough rows to fill a Philox call, and enough groups
-    // that the threads share them evenly. An element costs an exp, and with dropout a share of
-    // a Philox block and a bf16 rounding: G2P's short-sequence calls (a few thousand to 30,000
-    // elements) pay for the second thread.
+    // that the threads share them evenly. With dropout an element costs an exp, a share of a
+    // Philox block and a bf16 rounding: G2P's short-sequence calls in training (a few thousand
+    // to 30,000 elements) pay for the second thread. Without it (evaluation, decoding) the
+    // grain is as for any loop: not measured otherwise.
     parallel_for_row_groups(
         rows, tk, 1024,
         [&](int64_t r0, int64_t r1) {
           for (int64_t r = r0; r < r1; ++r) softmax_row(r);
           if (drop) dropout_rows(r0, r1, o + r0 * tk);
         },
-        /*cost_per_element=*/8);
+        /*cost_per_element=*/drop ? 8 : 1);
   });
   if (probs) *probs = out;
   return dropped;

@@ -70,26 +70,38 @@ TEST(AttentionDropoutValues, GivesTheSameBitsAsSoftmaxDropoutThenMatmul) {
 }
 
 // The softmax and dropout pass splits its rows into groups across the threads; each element
-// draws from its own counter, so one thread and two give the same bits. The shapes are small
-// enough that two threads take them only because the pass weighs an element as 8 operations
-// (G2P's short sequences): 12 keys (85 rows a group), and 37 (straddling Philox blocks).
+// draws from its own counter, so one thread and two give the same bits (that the draws are
+// dropout()'s own is Ops.FusedAttentionSoftmaxDropoutIsSoftmaxThenDropout). 12 keys make 5 groups
+// of 85 rows, which two threads take only because the pass weighs an element with dropout as
+// 8 operations (G2P's short sequences); 37 keys straddle Philox blocks and bytes of keep bits.
+// f32 and bf16 products (the dropped probabilities written in bf16), with a padding mask.
 TEST(AttentionDropoutValues, GivesTheSameBitsOnOneThreadAndTwo) {
-  const int threads = num_threads();
+  struct ThreadsScope {
+    int saved = num_threads();
+    ~ThreadsScope() { set_num_threads(saved); }
+  } restore;
   for (const int64_t t : {int64_t{12}, int64_t{37}}) {
-    for (bool causal : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << t << " keys, causal " << causal);
-      Tensor scores = random_tensor({8, 4, t, t}, 34, DType::f32);
-      Tensor v = random_tensor({8, 4, t, 8}, 35, DType::f32);
-      Tensor weights = random_tensor({8, 4, t, 8}, 36, DType::f32);
-      set_num_threads(1);
-      PathResult one = run_path(true, scores, v, Tensor(), causal, weights);
-      set_num_threads(2);
-      PathResult two = run_path(true, scores, v, Tensor(), causal, weights);
-      set_num_threads(threads);
-      expect_same_bits(one.out, two.out, "output");
-      expect_same_bits(one.probs, two.probs, "probabilities");
-      expect_same_bits(one.grad_scores, two.grad_scores, "gradient of the scores");
-      expect_same_bits(one.grad_v, two.grad_v, "gradient of the values");
+    std::vector<uint8_t> keep(t, 1);
+    keep[2] = 0;
+    Tensor mask = from_vector<uint8_t>(keep, {1, 1, 1, t});
+    for (MatmulPrecision precision : {MatmulPrecision::f32, MatmulPrecision::bf16}) {
+      heed::testing::MatmulPrecisionScope scope(precision);
+      for (bool causal : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << t << " keys, bf16 products " << (precision == MatmulPrecision::bf16)
+                     << ", causal " << causal);
+        Tensor scores = random_tensor({8, 4, t, t}, 34, DType::f32);
+        Tensor v = random_tensor({8, 4, t, 8}, 35, DType::f32);
+        Tensor weights = random_tensor({8, 4, t, 8}, 36, DType::f32);
+        set_num_threads(1);
+        PathResult one = run_path(true, scores, v, mask, causal, weights);
+        set_num_threads(2);
+        PathResult two = run_path(true, scores, v, mask, causal, weights);
+        expect_same_bits(one.out, two.out, "output");
+        expect_same_bits(one.probs, two.probs, "probabilities");
+        expect_same_bits(one.grad_scores, two.grad_scores, "gradient of the scores");
+        expect_same_bits(one.grad_v, two.grad_v, "gradient of the values");
+      }
     }
   }
 }
