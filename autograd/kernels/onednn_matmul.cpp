@@ -1,5 +1,8 @@
 #include "autograd/kernels/onednn_matmul.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <dnnl.hpp>
 #include <mutex>
 #include <string>
@@ -7,8 +10,10 @@
 #include <vector>
 
 #include "autograd/error.h"
+#include "autograd/grad_mode.h"
 #include "autograd/kernels/lru_cache.h"
 #include "autograd/kernels/pack_blocked.h"
+#include "autograd/kernels/parallel.h"
 #include "autograd/profile.h"
 
 namespace heed {
@@ -17,11 +22,24 @@ namespace {
 struct Runtime {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
+  // One per thread for products that run in pieces (a stream is not shared between threads).
+  std::mutex pieces_mutex;
+  std::vector<dnnl::stream> piece_streams;
 };
 
 Runtime& runtime() {
   static Runtime* instance = new Runtime();
   return *instance;
+}
+
+// The streams for `count` pieces run at once, made on first need.
+std::vector<dnnl::stream>& piece_streams(int64_t count) {
+  Runtime& r = runtime();
+  std::lock_guard<std::mutex> lock(r.pieces_mutex);
+  while (static_cast<int64_t>(r.piece_streams.size()) < count) {
+    r.piece_streams.emplace_back(r.engine);
+  }
+  return r.piece_streams;
 }
 
 }  // namespace
@@ -71,6 +89,10 @@ constexpr int64_t kMinOutputsForPackedWeightGradient = 2048;
 // first (the copy is far cheaper than the reference kernel).
 struct Entry {
   dnnl::matmul primitive;
+  // A piece of a product run on one thread while others run theirs (run_in_pieces): its
+  // scratchpad is the caller's, so that pieces never share one.
+  bool piece = false;
+  dnnl::memory::desc scratchpad;
   // copy_out: the product runs into a contiguous temporary that is then copied into out.
   bool copy_a = false, copy_b = false, copy_out = false;
   // The descriptors the primitive was built with, so a call only wraps pointers. With b
@@ -132,7 +154,10 @@ Shape normalized_strides(const Tensor& t) {
 
 dnnl::matmul::primitive_desc describe_product(const dnnl::memory::desc& a_md,
                                               const dnnl::memory::desc& b_md, const Tensor& bias,
-                                              const Tensor& out, const Shape& out_strides) {
+                                              const Tensor& out, const Shape& out_strides,
+                                              bool piece = false) {
+  dnnl::primitive_attr attr;
+  if (piece) attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   auto c_md = describe(out.shape(), out_strides, DType::f32);
   dnnl::matmul::desc desc = [&] {
     if (bias.defined()) {
@@ -142,34 +167,38 @@ dnnl::matmul::primitive_desc describe_product(const dnnl::memory::desc& a_md,
     }
     return dnnl::matmul::desc(a_md, b_md, c_md);
   }();
-  return dnnl::matmul::primitive_desc(desc, runtime().engine);
+  return dnnl::matmul::primitive_desc(desc, attr, runtime().engine);
 }
 
 dnnl::matmul build(const Shape& a_shape, const Shape& a_strides, const Shape& b_shape,
                    const Shape& b_strides, const Tensor& bias, const Tensor& out,
-                   const Shape& out_strides, DType in_type, std::string* impl) {
+                   const Shape& out_strides, DType in_type, bool piece, std::string* impl,
+                   dnnl::memory::desc* scratchpad) {
   auto pd = describe_product(describe(a_shape, a_strides, in_type),
-                             describe(b_shape, b_strides, in_type), bias, out, out_strides);
+                             describe(b_shape, b_strides, in_type), bias, out, out_strides, piece);
   *impl = pd.impl_info_str();
+  *scratchpad = pd.scratchpad_desc();
   return dnnl::matmul(pd);
 }
 
 // The entry for a product that reads a and b as they are, or copies one that only oneDNN's
-// reference kernel would read in place.
+// reference kernel would read in place. A `piece` takes its scratchpad from the caller.
 Entry build_plain(const Tensor& a, const Shape& a_strides, const Tensor& b, const Shape& b_strides,
-                  const Tensor& bias, const Tensor& out) {
+                  const Tensor& bias, const Tensor& out, bool piece = false) {
   Entry entry;
+  entry.piece = piece;
   std::string impl;
   entry.primitive = build(a.shape(), a_strides, b.shape(), b_strides, bias, out,
-                          normalized_strides(out), a.dtype(), &impl);
+                          normalized_strides(out), a.dtype(), piece, &impl, &entry.scratchpad);
   if (impl.find("ref") != std::string::npos &&
       (!a.is_contiguous() || !b.is_contiguous() || !out.is_contiguous())) {
     entry.copy_a = !a.is_contiguous();
     entry.copy_b = !b.is_contiguous();
     entry.copy_out = !out.is_contiguous();
-    entry.primitive = build(a.shape(), entry.copy_a ? contiguous_strides(a.shape()) : a_strides,
-                            b.shape(), entry.copy_b ? contiguous_strides(b.shape()) : b_strides,
-                            bias, out, contiguous_strides(out.shape()), a.dtype(), &impl);
+    entry.primitive =
+        build(a.shape(), entry.copy_a ? contiguous_strides(a.shape()) : a_strides, b.shape(),
+              entry.copy_b ? contiguous_strides(b.shape()) : b_strides, bias, out,
+              contiguous_strides(out.shape()), a.dtype(), piece, &impl, &entry.scratchpad);
   }
   const Shape& src_strides = entry.copy_a ? contiguous_strides(a.shape()) : a_strides;
   const Shape& weight_strides = entry.copy_b ? contiguous_strides(b.shape()) : b_strides;
@@ -235,13 +264,16 @@ bool build_packed(const Tensor& a, const Shape& a_strides, const Tensor& b, cons
   return true;
 }
 
-// The cache key of a product's geometry: operand types, shapes and strides.
+// The cache key of a product's geometry: operand types, shapes and strides, and whether it
+// reads b packed or runs as a piece.
 Key geometry_key(bool packed, const Tensor& a, const Shape& a_strides, const Tensor& b,
-                 const Shape& b_strides, const Tensor& bias, const Tensor& out) {
+                 const Shape& b_strides, const Tensor& bias, const Tensor& out,
+                 bool piece = false) {
   Key key;
-  key.reserve(9 * out.dim() + 5);
+  key.reserve(9 * out.dim() + 6);
   key.push_back(out.dim());
   key.push_back(packed);
+  key.push_back(piece);
   key.push_back(static_cast<int64_t>(a.dtype()));
   key.push_back(static_cast<int64_t>(b.dtype()));
   key.push_back(bias.defined() ? bias.strides().back() : -1);
@@ -277,8 +309,9 @@ Entry cached_entry(const Key& key, const Tensor& a, const Tensor& b, Build&& bui
   return entry;
 }
 
-void run(const Entry& entry, const Tensor& a, const Tensor& b, const Tensor& bias,
-         const Tensor& out) {
+// Runs entry's primitive on `stream` (untimed); a piece's scratchpad is `scratchpad`.
+void execute(const Entry& entry, const Tensor& a, const Tensor& b, const Tensor& bias,
+             const Tensor& out, dnnl::stream& stream, const Tensor& scratchpad = Tensor()) {
   const auto& engine = runtime().engine;
   auto mem = [&](const Tensor& t, const dnnl::memory::desc& md) {
     return dnnl::memory(md, engine, t.raw_data());
@@ -289,14 +322,101 @@ void run(const Entry& entry, const Tensor& a, const Tensor& b, const Tensor& bia
       {DNNL_ARG_DST, mem(out, entry.dst)},
   };
   if (bias.defined()) args.emplace(DNNL_ARG_BIAS, mem(bias, entry.bias));
+  if (scratchpad.defined()) args.emplace(DNNL_ARG_SCRATCHPAD, mem(scratchpad, entry.scratchpad));
+  entry.primitive.execute(stream, args);
+  stream.wait();
+}
+
+void run(const Entry& entry, const Tensor& a, const Tensor& b, const Tensor& bias,
+         const Tensor& out) {
   ProductTimer timer;
-  entry.primitive.execute(runtime().stream, args);
-  runtime().stream.wait();
+  execute(entry, a, b, bias, out, runtime().stream);
+}
+
+// Out's columns under which a 2-D product stays whole: with 64 columns the pieces ran 5-14%
+// slower than oneDNN's own split (docs/performance.md).
+constexpr int64_t kMinColumnsForPieces = 128;
+
+// How many pieces run_in_pieces cuts a product into: one per thread, along out's first dim
+// (rows, or the leading batch dim), when there is more than one thread to give them to.
+int64_t product_pieces(const Tensor& a, const Tensor& out) {
+  const int64_t threads = omp_get_max_threads();
+  if (threads < 2 || omp_in_parallel() || out.dim() < 2) return 1;
+  if (out.dim() == 2 && out.size(1) < kMinColumnsForPieces) return 1;
+  if (out.numel() * a.size(-1) < kParallelGrain) return 1;  // as little work as a loop's grain
+  return std::min(threads, out.size(0));
+}
+
+// A piece: its operands (views into the product's), its primitive and its scratchpad.
+struct Piece {
+  Tensor a, b, out, scratchpad;
+  Entry entry;
+};
+
+// Runs a product as one single-threaded oneDNN product per thread, each on its own rows of
+// out (a 2-D product) or its own elements of the leading batch dim; false, having run nothing,
+// where it stays whole (product_pieces) or a piece would need oneDNN's reference kernel.
+// On Zen 5, oneDNN 2.6 splitting the same product between two threads itself took 8-20%
+// longer for 2-D products and 20-47% for batched ones (docs/performance.md); the pieces are also
+// the rows that heed's own loops then give each thread (parallel_for's static split), so each finds
+// its rows in its own cache.
+bool run_in_pieces(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
+  const int64_t count = product_pieces(a, out);
+  if (count < 2) return false;
+  const int64_t lead = out.size(0);
+  // Batch dims of a or b may broadcast (size 1): such an operand is whole in every piece.
+  const bool split_a = a.size(0) == lead, split_b = out.dim() > 2 && b.size(0) == lead;
+  std::vector<Piece> pieces(count);
+  {
+    NoGradGuard no_grad;  // the views are operands only
+    for (int64_t p = 0; p < count; ++p) {
+      Piece& piece = pieces[p];
+      const int64_t start = lead * p / count, end = lead * (p + 1) / count;
+      piece.a = split_a ? a.slice(0, start, end) : a;
+      piece.b = split_b ? b.slice(0, start, end) : b;
+      piece.out = out.slice(0, start, end);
+      const Shape a_strides = normalized_strides(piece.a);
+      const Shape b_strides = normalized_strides(piece.b);
+      const Key key =
+          geometry_key(false, piece.a, a_strides, piece.b, b_strides, bias, piece.out, true);
+      piece.entry = cached_entry(key, piece.a, piece.b, [&] {
+        return build_plain(piece.a, a_strides, piece.b, b_strides, bias, piece.out, true);
+      });
+      if (piece.entry.copy_a || piece.entry.copy_b || piece.entry.copy_out) return false;
+      if (piece.entry.scratchpad.get_size() > 0) {
+        piece.scratchpad =
+            Tensor::empty({static_cast<int64_t>(piece.entry.scratchpad.get_size())}, DType::u8);
+      }
+    }
+  }
+  std::vector<dnnl::stream>& streams = piece_streams(count);
+  std::string error;
+  {
+    ProductTimer timer;
+#pragma omp parallel for num_threads(count) schedule(static)
+    for (int64_t p = 0; p < count; ++p) {
+      const Piece& piece = pieces[p];
+      try {
+        execute(piece.entry, piece.a, piece.b, bias, piece.out, streams[p], piece.scratchpad);
+      } catch (const std::exception& e) {  // none may leave the parallel region
+#pragma omp critical(heed_product_pieces)
+        error = e.what();
+      }
+    }
+  }
+  if (!error.empty()) {
+    fail("matmul: oneDNN failed on a piece of {} x {}: {}", a.shape_str(), b.shape_str(), error);
+  }
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.stats.in_pieces++;
+  return true;
 }
 
 }  // namespace
 
 void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
+  if (run_in_pieces(a, b, bias, out)) return;
   const Shape a_strides = normalized_strides(a), b_strides = normalized_strides(b);
   const Key key = geometry_key(false, a, a_strides, b, b_strides, bias, out);
   const Entry entry =

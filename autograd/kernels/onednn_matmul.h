@@ -15,6 +15,8 @@ namespace heed {
 // 1, any strides (transposed views multiply without copies); a and b are both f32 or both
 // bf16; bias is f32 [N] or undefined; out is an f32 [.., M, N] with any strides whose last
 // dim is unit-stride (a product can write its heads straight into [B, T, h, d] memory).
+// With more than one thread, a product with enough work runs as one single-threaded oneDNN
+// product per thread, each on its own rows of out (or elements of out's first batch dim).
 void onednn_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out);
 
 // Packed copies of b that one op's products share: an op that runs several products on one
@@ -75,8 +77,9 @@ struct MatmulCacheStats {
   size_t primitives = 0;  // primitives built (a shape dropped and asked for again builds again)
   size_t packed = 0;      // of them, reading b packed
   size_t hits = 0;
-  size_t cached = 0;   // held now
-  size_t evicted = 0;  // dropped, least recently used first, to stay at 1,024
+  size_t cached = 0;     // held now
+  size_t evicted = 0;    // dropped, least recently used first, to stay at 1,024
+  size_t in_pieces = 0;  // products run as one piece per thread (not a cache figure)
 };
 MatmulCacheStats matmul_cache_stats();
 
