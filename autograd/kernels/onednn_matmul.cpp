@@ -13,7 +13,6 @@
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/lru_cache.h"
 #include "autograd/kernels/pack_blocked.h"
-#include "autograd/kernels/parallel.h"
 #include "autograd/profile.h"
 
 namespace heed {
@@ -337,13 +336,19 @@ void run(const Entry& entry, const Tensor& a, const Tensor& b, const Tensor& bia
 // slower than oneDNN's own split (docs/performance.md).
 constexpr int64_t kMinColumnsForPieces = 128;
 
+// Multiply-adds under which a product stays whole: below, the pieces' own cost (a parallel
+// region, a primitive lookup and views per piece: a few microseconds) ate the gain, and
+// decoding's products ([4 x 256] x [256 x 1,024] a token, say) ran up to 1.6x slower in
+// pieces (docs/performance.md).
+constexpr int64_t kMinMultiplyAddsForPieces = int64_t{1} << 24;
+
 // How many pieces run_in_pieces cuts a product into: one per thread, along out's first dim
 // (rows, or the leading batch dim), when there is more than one thread to give them to.
 int64_t product_pieces(const Tensor& a, const Tensor& out) {
   const int64_t threads = omp_get_max_threads();
   if (threads < 2 || omp_in_parallel() || out.dim() < 2) return 1;
   if (out.dim() == 2 && out.size(1) < kMinColumnsForPieces) return 1;
-  if (out.numel() * a.size(-1) < kParallelGrain) return 1;  // as little work as a loop's grain
+  if (out.numel() * a.size(-1) < kMinMultiplyAddsForPieces) return 1;
   return std::min(threads, out.size(0));
 }
 
