@@ -21,9 +21,6 @@ namespace {
 struct Runtime {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
-  // One per thread for products that run in pieces (a stream is not shared between threads).
-  std::mutex pieces_mutex;
-  std::vector<dnnl::stream> piece_streams;
 };
 
 Runtime& runtime() {
@@ -31,14 +28,12 @@ Runtime& runtime() {
   return *instance;
 }
 
-// The streams for `count` pieces run at once, made on first need.
+// A stream for each of `count` pieces run at once (a stream is not shared between threads),
+// made on first need; the calling thread's own, should two threads ever run products at once.
 std::vector<dnnl::stream>& piece_streams(int64_t count) {
-  Runtime& r = runtime();
-  std::lock_guard<std::mutex> lock(r.pieces_mutex);
-  while (static_cast<int64_t>(r.piece_streams.size()) < count) {
-    r.piece_streams.emplace_back(r.engine);
-  }
-  return r.piece_streams;
+  thread_local std::vector<dnnl::stream> streams;
+  while (static_cast<int64_t>(streams.size()) < count) streams.emplace_back(runtime().engine);
+  return streams;
 }
 
 }  // namespace
@@ -360,8 +355,9 @@ struct Piece {
 
 // Runs a product as one single-threaded oneDNN product per thread, each on its own rows of
 // out (a 2-D product) or its own elements of the leading batch dim; false, having run nothing,
-// where it stays whole (product_pieces) or a piece would need oneDNN's reference kernel.
-// On Zen 5, oneDNN 2.6 splitting the same product between two threads itself took 8-20%
+// where it stays whole (product_pieces) or a piece's operands would need copying for oneDNN's
+// reference kernel (build_plain).
+// On Zen 5, oneDNN 2.6 splitting the same product between two threads itself took 8-24%
 // longer for 2-D products and 20-47% for batched ones (docs/performance.md); the pieces are also
 // the rows that heed's own loops then give each thread (parallel_for's static split), so each finds
 // its rows in its own cache.
@@ -376,7 +372,9 @@ bool run_in_pieces(const Tensor& a, const Tensor& b, const Tensor& bias, const T
     NoGradGuard no_grad;  // the views are operands only
     for (int64_t p = 0; p < count; ++p) {
       Piece& piece = pieces[p];
-      const int64_t start = lead * p / count, end = lead * (p + 1) / count;
+      // As parallel_for's static schedule splits rows: the first lead % count pieces one more.
+      const int64_t size = lead / count, extra = lead % count;
+      const int64_t start = p * size + std::min(p, extra), end = start + size + (p < extra);
       piece.a = split_a ? a.slice(0, start, end) : a;
       piece.b = split_b ? b.slice(0, start, end) : b;
       piece.out = out.slice(0, start, end);

@@ -72,7 +72,8 @@ bool onednn_transposed_product(const Tensor& a, const Tensor& b, const Tensor& o
 // has none). Probed once, by building a tiny bf16 primitive.
 bool onednn_bf16_matmul_available();
 
-// The product primitives' cache, which keeps the 1,024 most recently used.
+// The product primitives' cache, which keeps the 1,024 most recently used. A product run in
+// pieces looks up (and builds) one primitive per piece shape; these count here too.
 struct MatmulCacheStats {
   size_t primitives = 0;  // primitives built (a shape dropped and asked for again builds again)
   size_t packed = 0;      // of them, reading b packed
