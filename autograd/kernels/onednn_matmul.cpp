@@ -327,14 +327,14 @@ void run(const Entry& entry, const Tensor& a, const Tensor& b, const Tensor& bia
   execute(entry, a, b, bias, out, runtime().stream);
 }
 
-// Out's columns under which a 2-D product stays whole: with 64 columns the pieces ran 5-14%
-// slower than oneDNN's own split (docs/performance.md).
+// Out's columns under which a 2-D product stays whole: with 64 columns the pieces ran at
+// 0.86-0.95x the speed of oneDNN's own split (docs/performance.md).
 constexpr int64_t kMinColumnsForPieces = 128;
 
 // Multiply-adds under which a product stays whole: below, the pieces' own cost (a parallel
-// region, a primitive lookup and views per piece: a few microseconds) ate the gain, and
-// decoding's products ([4 x 256] x [256 x 1,024] a token, say) ran up to 1.6x slower in
-// pieces (docs/performance.md).
+// region, a primitive lookup and views per piece: a few microseconds) ate the gain, and the
+// encoder-decoder's beam search with the KV cache (bench_decode) took 1.5x as long with pieces
+// from 32,768 multiply-adds on (docs/performance.md).
 constexpr int64_t kMinMultiplyAddsForPieces = int64_t{1} << 24;
 
 // How many pieces run_in_pieces cuts a product into: one per thread, along out's first dim
@@ -358,9 +358,9 @@ struct Piece {
 // where it stays whole (product_pieces) or a piece's operands would need copying for oneDNN's
 // reference kernel (build_plain).
 // On Zen 5, oneDNN 2.6 splitting the same product between two threads itself took 8-24%
-// longer for 2-D products and 20-47% for batched ones (docs/performance.md); the pieces are also
-// the rows that heed's own loops then give each thread (parallel_for's static split), so each finds
-// its rows in its own cache.
+// longer for 2-D products and 20-47% for batched ones (docs/performance.md). The pieces are cut
+// as parallel_for's static schedule cuts rows, so that the rows a thread's next loop reads are
+// the ones it wrote.
 bool run_in_pieces(const Tensor& a, const Tensor& b, const Tensor& bias, const Tensor& out) {
   const int64_t count = product_pieces(a, out);
   if (count < 2) return false;
