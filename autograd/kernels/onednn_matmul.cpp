@@ -1,9 +1,11 @@
 #include "autograd/kernels/onednn_matmul.h"
 
+#include <mutex>
 #include <string>
 #include <utility>
 
 #include "autograd/kernels/onednn_primitives.h"
+#include "autograd/kernels/pack_blocked.h"
 #include "autograd/profile.h"
 
 namespace heed {

@@ -1,5 +1,5 @@
 #pragma once
-// The fast matrix product on oneDNN. Everything that touches the oneDNN API lives in the
+// The fast matrix product on oneDNN. All of the library's use of the oneDNN API lives in the
 // onednn_*.cpp files beside this one (their shared part: onednn_primitives.h), the places to
 // change between oneDNN 2.x (matmul::desc) and 3.x (primitive_desc built directly).
 #include <cstddef>

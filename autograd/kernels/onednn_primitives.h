@@ -1,9 +1,9 @@
 #pragma once
 // What the oneDNN product files share (onednn_matmul.cpp, onednn_product_pieces.cpp,
 // onednn_weight_gradient.cpp), and nothing else includes: the engine and stream, descriptors
-// of heed tensors, and the cache of matmul primitives, one per exact geometry. These files are
-// the only ones that touch the oneDNN API, so the places to change between oneDNN 2.x
-// (matmul::desc) and 3.x (primitive_desc built directly).
+// of heed tensors, and the cache of matmul primitives, one per exact geometry. In the library
+// these files alone touch the oneDNN API (a benchmark and a test use it too), so they are the
+// places to change between oneDNN 2.x (matmul::desc) and 3.x (primitive_desc built directly).
 #include <cstdint>
 #include <dnnl.hpp>
 #include <mutex>
@@ -47,7 +47,7 @@ struct PrimitiveKeyHash {
 
 // Primitives kept per cache, as many as oneDNN's own primitive cache keeps by default: a step
 // uses a few dozen, and batches grouped by length ask for thousands over a run (~70 KB each).
-constexpr size_t kCachedPrimitives = 1024;
+inline constexpr size_t kCachedPrimitives = 1024;
 
 // A matmul primitive for one exact geometry. Where oneDNN has only its slow reference
 // implementation for an operand's strides, the operand is copied to a contiguous layout

@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 #include <vector>
 

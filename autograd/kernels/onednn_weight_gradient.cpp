@@ -2,6 +2,7 @@
 // weights, whose gemm reads both operands as they are.
 #include <mutex>
 
+#include "autograd/kernels/onednn_matmul.h"
 #include "autograd/kernels/onednn_primitives.h"
 #include "autograd/profile.h"
 
