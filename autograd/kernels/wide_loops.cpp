@@ -49,6 +49,16 @@ HEED_WIDE void add_to_sums(const float* __restrict row, int64_t n, double* __res
   for (int64_t i = 0; i < n; ++i) sums[i] += row[i];
 }
 
+HEED_WIDE void scale_and_mask(const float* __restrict x, const uint8_t* __restrict keep,
+                              float scale, int64_t n, float* __restrict out) {
+  if (keep == nullptr) {
+    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale;
+    return;
+  }
+  constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) out[i] = keep[i] ? x[i] * scale : neg_inf;
+}
+
 HEED_WIDE bool softmax_row(float* row, int64_t limit, int64_t width) {
   return rows::softmax_in_place(row, limit, width);
 }

@@ -23,6 +23,10 @@ void round_to_bf16(const float* src, int64_t n, bf16* dst);
 // sums[i] += row[i] in double.
 void add_to_sums(const float* row, int64_t n, double* sums);
 
+// out[i] = x[i] * scale where keep is null or keep[i] != 0, else -inf: attention's scores
+// scaled and masked for softmax_row. out must not overlap x or keep.
+void scale_and_mask(const float* x, const uint8_t* keep, float scale, int64_t n, float* out);
+
 // row[0, limit) holds scaled, masked scores (-inf where removed): writes their softmax over
 // [0, limit) and zeros over [limit, width). Returns false, with the row all zeros, when every
 // score is -inf (no key to attend to).

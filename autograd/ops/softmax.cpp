@@ -261,7 +261,15 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
         }
         mask_step = mask_strides[nd - 1];
       }
-      if (keep_mask && mask_step == 1) {  // a padding mask row: a select, vectorised
+      const bool padding_row = keep_mask && mask_step == 1;
+      if constexpr (std::is_same_v<T, float>) {
+        if (padding_row || !mask.defined()) {  // a select, vectorised; no mask: a scaling
+          wide::scale_and_mask(xr, padding_row ? keep_mask + mask_base : nullptr, s, limit, orow);
+          wide::softmax_row(orow, limit, tk);
+          return;
+        }
+      }
+      if (padding_row) {
         const uint8_t* keep_row = keep_mask + mask_base;
         for (int64_t c = 0; c < limit; ++c) orow[c] = keep_row[c] ? xr[c] * s : neg_inf;
       } else {

@@ -48,6 +48,30 @@ TEST(RowReduce, MaxPassesOverNaNAndKeepsTheLargest) {
   EXPECT_EQ(rows::max(x.data(), 40, -std::numeric_limits<double>::infinity()), 9.0);
 }
 
+// float has a max of its own (two 8-lane vectors): the largest value placed at every position
+// of rows whose lengths leave every tail, with NaNs in both vectors' lanes and in the tail
+// passed over, as the array form passes over them.
+TEST(RowReduce, FloatMaxFindsTheLargestAtEveryPositionAndPassesOverNaN) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 128, 130}) {
+    for (int64_t at = 0; at < n; ++at) {
+      std::vector<float> x(n);
+      for (int64_t i = 0; i < n; ++i) x[i] = -1.0f - 0.01f * static_cast<float>(i);
+      x[at] = 5.0f;
+      ASSERT_EQ(rows::max(x.data(), n, neg_inf), 5.0f) << "length " << n << ", at " << at;
+      for (int64_t i = 0; i < n; i += 3) {
+        if (i != at) x[i] = nan;
+      }
+      ASSERT_EQ(rows::max(x.data(), n, neg_inf), 5.0f)
+          << "with NaNs, length " << n << ", at " << at;
+    }
+  }
+  EXPECT_EQ(rows::max(static_cast<const float*>(nullptr), 0, neg_inf), neg_inf);
+  std::vector<float> removed(20, neg_inf);
+  EXPECT_EQ(rows::max(removed.data(), 20, neg_inf), neg_inf);
+}
+
 // Element (k, n) of b lands in block (n / block_n, k / 16), at row k % 16 and column
 // n % block_n of it (bf16: row pair (k % 16) / 2, the pair's two values side by side), and
 // the padding past K and N is zero. The product with oneDNN is checked in matmul_test.cpp.

@@ -147,6 +147,21 @@ TEST(WideLoops, RoundingToBf16AndColumnSumsGiveTheBaselineBits) {
   }
 }
 
+TEST(WideLoops, ScaleAndMaskGivesTheBaselineBits) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  const std::vector<float> x = inputs();
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<uint8_t> keep(x.size());
+  for (size_t i = 0; i < keep.size(); ++i) keep[i] = static_cast<uint8_t>(i % 7 == 3 ? 0 : i % 5);
+  for (bool masked : {false, true}) {
+    SCOPED_TRACE(masked ? "masked" : "scaled only");
+    std::vector<float> wide_out(x.size()), plain(x.size());
+    wide::scale_and_mask(x.data(), masked ? keep.data() : nullptr, 0.125f, n, wide_out.data());
+    for (int64_t i = 0; i < n; ++i) plain[i] = !masked || keep[i] ? x[i] * 0.125f : neg_inf;
+    expect_same_bits_or_nan(wide_out, plain, "scaled scores");
+  }
+}
+
 TEST(WideLoops, SoftmaxRowGivesTheBaselineBits) {
   const float neg_inf = -std::numeric_limits<float>::infinity();
   std::mt19937 rng(11);
