@@ -53,7 +53,8 @@ template <typename T>
   if constexpr (std::is_same_v<T, float>) {
     // GCC 12 at -O3 keeps the array form below one element at a time for float (a scalar
     // maxss per element, 3-5x slower over rows of 128 and 8,192; a 16-lane vector type is
-    // worse still on AVX2): two 8-lane vectors, one register each in both builds.
+    // worse still on AVX2): two 8-lane vectors, one register each in the AVX-512 and AVX2
+    // builds. Lanes 0-7 and 8-15 of the array, combined in its order: the same bits.
     using Lanes8 = float __attribute__((vector_size(32)));
     Lanes8 a = {lowest, lowest, lowest, lowest, lowest, lowest, lowest, lowest}, b = a;
     int64_t c = 0;
@@ -66,20 +67,21 @@ template <typename T>
     }
     float m = lowest;
     for (; c < n; ++c) m = std::max(m, x[c]);
-    for (int j = 0; j < 8; ++j) m = std::max(m, a[j]);  // the array form's order
+    for (int j = 0; j < 8; ++j) m = std::max(m, a[j]);
     for (int j = 0; j < 8; ++j) m = std::max(m, b[j]);
     return m;
+  } else {
+    T acc[kLanes];
+    for (int64_t j = 0; j < kLanes; ++j) acc[j] = lowest;
+    int64_t c = 0;
+    for (; c + kLanes <= n; c += kLanes) {
+      for (int64_t j = 0; j < kLanes; ++j) acc[j] = x[c + j] > acc[j] ? x[c + j] : acc[j];
+    }
+    T m = lowest;
+    for (; c < n; ++c) m = std::max(m, x[c]);
+    for (int64_t j = 0; j < kLanes; ++j) m = std::max(m, acc[j]);
+    return m;
   }
-  T acc[kLanes];
-  for (int64_t j = 0; j < kLanes; ++j) acc[j] = lowest;
-  int64_t c = 0;
-  for (; c + kLanes <= n; c += kLanes) {
-    for (int64_t j = 0; j < kLanes; ++j) acc[j] = x[c + j] > acc[j] ? x[c + j] : acc[j];
-  }
-  T m = lowest;
-  for (; c < n; ++c) m = std::max(m, x[c]);
-  for (int64_t j = 0; j < kLanes; ++j) m = std::max(m, acc[j]);
-  return m;
 }
 
 // row[0, limit) holds scaled, masked scores (-inf where removed): writes their softmax over

@@ -2,8 +2,12 @@
 // weights, dropout's bit masks, and the op-time table behind HEED_PROFILE.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "autograd/kernels/dropout_draws.h"
@@ -70,6 +74,46 @@ TEST(RowReduce, FloatMaxFindsTheLargestAtEveryPositionAndPassesOverNaN) {
   EXPECT_EQ(rows::max(static_cast<const float*>(nullptr), 0, neg_inf), neg_inf);
   std::vector<float> removed(20, neg_inf);
   EXPECT_EQ(rows::max(removed.data(), 20, neg_inf), neg_inf);
+}
+
+// ... and the same bits as the array form it replaced (16 partial maxima, the tail, then the
+// partials in lane order), where the order shows: ties of +0 and -0, NaNs, repeated values.
+TEST(RowReduce, FloatMaxGivesTheArrayFormsBits) {
+  const auto array_form = [](const float* x, int64_t n, float lowest) {
+    float acc[16];
+    for (float& a : acc) a = lowest;
+    int64_t c = 0;
+    for (; c + 16 <= n; c += 16) {
+      for (int64_t j = 0; j < 16; ++j) acc[j] = x[c + j] > acc[j] ? x[c + j] : acc[j];
+    }
+    float m = lowest;
+    for (; c < n; ++c) m = std::max(m, x[c]);
+    for (float a : acc) m = std::max(m, a);
+    return m;
+  };
+  const float values[] = {0.0f, -0.0f, -1.0f, 5.0f, std::numeric_limits<float>::quiet_NaN()};
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> pick(0, 4), pick_no_five(0, 2);
+  for (int64_t n = 0; n <= 50; ++n) {
+    for (int trial = 0; trial < 40; ++trial) {
+      std::vector<float> x(n);
+      // Half the rows without 5, so that the ties of zeros decide the result.
+      for (float& v : x) v = values[trial % 2 ? pick(rng) : pick_no_five(rng)];
+      for (float lowest : {-std::numeric_limits<float>::infinity(), -0.0f, 0.0f}) {
+        const float want = array_form(x.data(), n, lowest);
+        ASSERT_EQ(std::bit_cast<uint32_t>(rows::max(x.data(), n, lowest)),
+                  std::bit_cast<uint32_t>(want))
+            << "length " << n << ", trial " << trial << ", lowest " << lowest;
+      }
+    }
+  }
+  // The second vector's -0 after the first's +0 keeps +0; the other way round, -0.
+  std::vector<float> zeros(16, 0.0f);
+  std::fill(zeros.begin() + 8, zeros.end(), -0.0f);
+  EXPECT_EQ(std::bit_cast<uint32_t>(rows::max(zeros.data(), 16, -1.0f)), 0u);
+  std::fill(zeros.begin(), zeros.begin() + 8, -0.0f);
+  std::fill(zeros.begin() + 8, zeros.end(), 0.0f);
+  EXPECT_EQ(std::bit_cast<uint32_t>(rows::max(zeros.data(), 16, -1.0f)), 0x80000000u);
 }
 
 // Element (k, n) of b lands in block (n / block_n, k / 16), at row k % 16 and column

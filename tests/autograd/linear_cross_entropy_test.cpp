@@ -44,7 +44,7 @@ double error_relative_to_largest(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(x.size(), y.size());
   double worst = 0.0, largest = 0.0;
   for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-    worst = std::max(worst, std::abs(x[i] - y[i]));
+    worst = heed::testing::worse_of(worst, std::abs(x[i] - y[i]));
     largest = std::max(largest, std::abs(y[i]));
   }
   return largest > 0 ? worst / largest : worst;

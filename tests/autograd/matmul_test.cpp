@@ -341,7 +341,7 @@ TEST(Matmul, LinearWithManyRowsMatchesTheF64PathForwardAndBackward) {
     std::vector<double> got = fast[i].to_vector<double>(), want = exact[i].to_vector<double>();
     double worst = 0, scale = 0;
     for (size_t j = 0; j < got.size(); ++j) {
-      worst = std::max(worst, std::abs(got[j] - want[j]));
+      worst = heed::testing::worse_of(worst, std::abs(got[j] - want[j]));
       scale = std::max(scale, std::abs(want[j]));
     }
     EXPECT_LT(worst, 1e-5 * scale) << "gradient " << i;
@@ -399,7 +399,7 @@ TEST(Matmul, LinearWeightGradientInBothLayoutsMatchesTheF64Path) {
     std::vector<double> got = fast.to_vector<double>(), want = exact.to_vector<double>();
     double worst = 0, scale = 0;
     for (size_t j = 0; j < got.size(); ++j) {
-      worst = std::max(worst, std::abs(got[j] - want[j]));
+      worst = heed::testing::worse_of(worst, std::abs(got[j] - want[j]));
       scale = std::max(scale, std::abs(want[j]));
     }
     EXPECT_LT(worst, 1e-5 * scale) << "out_in=" << out_in;

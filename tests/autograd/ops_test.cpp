@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "autograd/allocator.h"
 #include "autograd/grad_mode.h"
@@ -166,12 +167,18 @@ TEST(Ops, FastF32PathMatchesF64Reference) {
   std::vector<uint8_t> keep(33, 1);
   keep[2] = keep[30] = 0;
   Tensor mask = from_vector<uint8_t>(keep, {1, 1, 33});
-  for (const Tensor& m : {mask, Tensor()}) {
+  // Besides the padding row and no mask (the wide loops), the masks that take the general
+  // loop: a u8 mask broadcast along the keys (query 4 sees nothing) and an additive one.
+  Tensor per_query = from_vector<uint8_t>({1, 1, 1, 1, 0, 1}, {1, 6, 1});
+  Tensor additive = rand32({1, 1, 33}, 6);
+  for (const Tensor& m : {mask, Tensor(), per_query, additive}) {
+    // An additive mask has the scores' type.
+    const Tensor m64 = m.defined() && m.dtype() == DType::f32 ? f64(m) : m;
     for (bool causal : {false, true}) {
       EXPECT_LT(max_relative_error(attention_softmax(x.reshape({1, 6, 33}), 0.3, m, causal),
-                                   attention_softmax(f64(x).reshape({1, 6, 33}), 0.3, m, causal)),
+                                   attention_softmax(f64(x).reshape({1, 6, 33}), 0.3, m64, causal)),
                 1e-6)
-          << "mask " << m.defined() << ", causal " << causal;
+          << "mask " << m.shape_str() << ", causal " << causal;
     }
   }
   Tensor t = from_vector<int64_t>({1, 0, 32, 5, -100, 7}, {6});
@@ -398,4 +405,17 @@ TEST(Ops, SumOverLeadingDimsAddsEachColumnInOrderInDouble) {
     ASSERT_FALSE(moved.is_contiguous());
     EXPECT_EQ(sum_to(moved, {inner}).to_vector<float>(), expected);
   }
+}
+
+// The comparisons the tests bound: a NaN on one side is an error no bound accepts.
+TEST(TestSupport, ANaNErrorFailsEveryBound) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor with_nan = from_vector<double>({1.0, nan, 3.0}, {3});
+  Tensor finite = from_vector<double>({1.0, 2.0, 3.0}, {3});
+  EXPECT_FALSE(max_relative_error(with_nan, finite) < 1e30);
+  EXPECT_FALSE(max_relative_error(finite, with_nan) < 1e30);
+  EXPECT_EQ(max_relative_error(with_nan, with_nan), 0.0);  // NaN where NaN is expected
+  EXPECT_TRUE(std::isnan(heed::testing::worse_of(0.5, nan)));
+  EXPECT_TRUE(std::isnan(heed::testing::worse_of(nan, 0.5)));
+  EXPECT_EQ(heed::testing::worse_of(0.5, 0.25), 0.5);
 }

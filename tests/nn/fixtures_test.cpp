@@ -53,7 +53,8 @@ void expect_close(const Tensor& got, const Tensor& want, double tolerance,
   ASSERT_EQ(got.shape(), want.shape()) << what;
   std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
   double worst = 0;
-  for (size_t i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(g[i] - w[i]));
+  for (size_t i = 0; i < g.size(); ++i)
+    worst = heed::testing::worse_of(worst, std::abs(g[i] - w[i]));
   EXPECT_LE(worst, tolerance) << what;
 }
 

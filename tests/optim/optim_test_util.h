@@ -38,7 +38,7 @@ inline double max_abs_diff(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(x.size(), y.size());
   double worst = 0.0;
   for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-    worst = std::max(worst, std::abs(x[i] - y[i]));
+    worst = heed::testing::worse_of(worst, std::abs(x[i] - y[i]));
   }
   return worst;
 }

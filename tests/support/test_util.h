@@ -2,7 +2,10 @@
 // Helpers shared by the test suites.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "autograd/gradcheck.h"
@@ -45,12 +48,24 @@ inline void expect_same_bits(const Tensor& a, const Tensor& b, const char* what)
   EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>()) << what;
 }
 
-// Largest |a - b| / max(1, |b|) over all elements.
+// The larger of a running worst error and a new one, NaN once either is NaN: std::max(worst, d)
+// passes over a NaN d, so an error that is NaN would never fail the bound it is compared with.
+inline double worse_of(double worst, double d) {
+  return std::isnan(worst) || std::isnan(d) ? std::numeric_limits<double>::quiet_NaN()
+                                            : std::max(worst, d);
+}
+
+// Largest |a - b| / max(1, |b|) over all elements; infinite where one is NaN and the other is
+// not (std::max would pass over a NaN difference, so a NaN would never fail a bound).
 inline double max_relative_error(const Tensor& a, const Tensor& b) {
   std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
   EXPECT_EQ(x.size(), y.size());
   double worst = 0.0;
   for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (std::isnan(x[i]) || std::isnan(y[i])) {
+      if (std::isnan(x[i]) != std::isnan(y[i])) return std::numeric_limits<double>::infinity();
+      continue;
+    }
     worst = std::max(worst, std::abs(x[i] - y[i]) / std::max(1.0, std::abs(y[i])));
   }
   return worst;
