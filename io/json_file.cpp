@@ -4,6 +4,7 @@
 
 #include "autograd/error.h"
 #include "io/atomic_file.h"
+#include "io/text_file.h"
 
 namespace heed::io {
 
@@ -12,6 +13,7 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
+  check_not_a_directory(path);
   std::ifstream in(path);
   HEED_CHECK(in.good(), "cannot read {}", path);
   try {

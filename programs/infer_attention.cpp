@@ -168,7 +168,15 @@ json encoder_decoder_views(const Checkpoint& c, const AttentionArgs& args) {
 
 }  // namespace
 
-void run_attention(const AttentionArgs& args, std::ostream& out) {
+void run_attention(const AttentionArgs& given, std::ostream& out) {
+  AttentionArgs args = given;
+  // "-" reads the text from stdin, as infer's other commands do; the page draws one text.
+  if (args.text == "-") {
+    const std::vector<std::string> lines = input_texts("-", "text");
+    HEED_CHECK(lines.size() == 1, "--text -: the page draws one text, but stdin holds {} lines",
+               lines.size());
+    args.text = lines[0];
+  }
   HEED_CHECK(!args.text.empty(), "--text: is empty");
   HEED_CHECK(args.json || !args.out.empty(),
              "--out: the page needs a file to go to (or --json for the probabilities)");

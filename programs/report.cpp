@@ -34,7 +34,9 @@ int run(int argc, char** argv) {
   std::vector<nlohmann::json> runs;
   bool running = false;
   for (const std::string& dir : dirs) {
-    runs.push_back(heed::train::run_report_data(dir));
+    runs.push_back(heed::train::run_report_data(dir, std::nullopt, [](const std::string& w) {
+      std::fprintf(stderr, "report: warning: %s\n", w.c_str());
+    }));
     running = running || runs.back().at("status") == "running";
   }
   const std::string title = dirs.size() == 1 ? dirs[0] : std::to_string(dirs.size()) + " runs";

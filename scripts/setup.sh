@@ -18,6 +18,7 @@ packages=(
   nlohmann-json3-dev # safetensors headers, config.json, metrics.jsonl
   libcli11-dev       # command-line parsing of the programs
   libicu-dev         # Unicode categories and NFD for WordPiece
+  libssl-dev         # SHA-256 (libcrypto): checkpoint manifests, the ranks' data fingerprints, the pages' CSP
   python3            # data preparation script (scripts/prepare_corpora.py) and its test
   libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N train (Open MPI)
   chromium           # the page tests: the attention page and report.html in a real, headless browser

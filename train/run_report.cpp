@@ -36,42 +36,100 @@ std::string cpu_name() {
   return "unknown";
 }
 
-// metrics.jsonl's records. A run killed mid-append can leave a last line cut short, which is
-// left out (the trainer cuts it off when it resumes).
-json read_records(const fs::path& path) {
-  json records = json::array();
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_object()) records.push_back(std::move(record));
+// Why a metrics.jsonl record cannot be drawn, if it cannot: the page reads "step" as a number
+// and "split" as a name.
+std::optional<std::string> record_problem(const json& record) {
+  if (!record.is_object()) return "not a JSON object";
+  const auto step = record.find("step");
+  if (step == record.end()) return "no 'step'";
+  if (!step->is_number_integer() || step->get<int64_t>() < 0) {
+    return fmt::format("'step' is {}, not a step number", step->dump());
   }
+  const auto split = record.find("split");
+  if (split != record.end() && !split->is_string()) {
+    return fmt::format("'split' is {}, not a name", split->dump());
+  }
+  return std::nullopt;
+}
+
+// The training records of a long run, thinned for drawing: a page of a million records is more
+// than a browser opens. Every k-th is kept, and the last; metrics.jsonl keeps them all.
+constexpr size_t kMaxTrainingRecordsDrawn = 20000;
+
+json thinned(std::vector<json> training, std::vector<json> evaluations, json* note) {
+  json records = json::array();
+  const size_t every = (training.size() + kMaxTrainingRecordsDrawn - 1) / kMaxTrainingRecordsDrawn;
+  if (every > 1) *note = {{"every", every}, {"of", training.size()}};
+  for (size_t i = 0; i < training.size(); ++i) {
+    if (every <= 1 || i % every == 0 || i + 1 == training.size()) {
+      records.push_back(std::move(training[i]));
+    }
+  }
+  for (json& e : evaluations) records.push_back(std::move(e));
   return records;
 }
 
-json optional_json_file(const fs::path& path) {
-  return fs::exists(path) ? io::read_json_file(path.string()) : json(nullptr);
+// metrics.jsonl's records. A run killed mid-append can leave a last line cut short, which is
+// left out (the trainer cuts it off when it resumes); any other line that is not a record is
+// skipped and counted in a warning that names the file and its first such line.
+json read_records(const fs::path& path, const ReportWarn& warn, json* thinning) {
+  if (!fs::exists(path)) return json::array();
+  io::check_not_a_directory(path.string());
+  std::ifstream in(path);
+  HEED_CHECK(in.good(), "{}: cannot read it", path.string());
+  std::vector<json> training, evaluations;
+  std::string line, first_problem;
+  size_t line_number = 0, skipped = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    const bool cut_short = in.eof();  // the last line, without its newline
+    json record = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (cut_short && record.is_discarded()) break;
+    if (const std::optional<std::string> problem = record_problem(record)) {
+      if (skipped++ == 0) first_problem = fmt::format("line {}: {}", line_number, *problem);
+      continue;
+    }
+    (record.contains("split") ? evaluations : training).push_back(std::move(record));
+  }
+  if (skipped > 0 && warn) {
+    warn(fmt::format("{}: skipped {} line{} that {} not a metrics record (first: {})",
+                     path.string(), skipped, skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are",
+                     first_problem));
+  }
+  return thinned(std::move(training), std::move(evaluations), thinning);
 }
 
+// A JSON file of the run that may be absent; present, it must be a readable object.
+json optional_json_file(const fs::path& path) {
+  if (!fs::exists(path)) return nullptr;
+  json j = io::read_json_file(path.string());
+  HEED_CHECK(j.is_object(), "{}: expected a JSON object, got {}", path.string(), j.type_name());
+  return j;
+}
+
+// Tests the run's lock without taking it: a report never stops a run from starting.
 std::string judged_status(const fs::path& dir) {
-  std::string holder;
-  if (!io::DirectoryLock::try_lock(dir.string(), &holder)) return "running";
+  if (io::DirectoryLock::holder(dir.string())) return "running";
   return fs::exists(dir / "final_metrics.json") ? "finished" : "stopped";
 }
 
 // Where the run is: its last step and time, and while it runs, the time left at its pace so
 // far (this process's steps only would be better, but the records do not say which they are).
 json progress(const json& records, const json& info, const json& final, const std::string& status) {
+  const auto number_or = [](const json& object, const char* key, auto fallback) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_number() ? it->get<decltype(fallback)>() : fallback;
+  };
   int64_t step = 0;
   double elapsed = 0.0;
   for (const json& r : records) {
-    if (r.contains("split") || !r.contains("step")) continue;
-    step = r.value("step", int64_t{0});
-    elapsed = r.value("elapsed_seconds", 0.0);
+    if (r.contains("split")) continue;
+    step = r.at("step").get<int64_t>();  // checked by record_problem
+    elapsed = number_or(r, "elapsed_seconds", 0.0);
   }
   if (final.is_object()) {
-    step = final.value("step", step);
-    elapsed = final.value("elapsed_seconds", elapsed);
+    step = number_or(final, "step", step);
+    elapsed = number_or(final, "elapsed_seconds", elapsed);
   }
   const json max_steps = info.is_object() ? info.value("max_steps", json(nullptr)) : json(nullptr);
   json remaining = nullptr;
@@ -95,18 +153,23 @@ std::string now_utc() {
 
 }  // namespace
 
-json run_report_data(const std::string& output_dir, std::optional<std::string> status) {
+json run_report_data(const std::string& output_dir, std::optional<std::string> status,
+                     const ReportWarn& warn) {
   const fs::path dir(output_dir);
-  HEED_CHECK(fs::is_directory(dir), "{}: no such run directory", output_dir);
+  HEED_CHECK(fs::exists(dir), "{}: no such run directory", output_dir);
+  HEED_CHECK(fs::is_directory(dir), "{}: is a file, not a run directory (train.output_dir)",
+             output_dir);
   HEED_CHECK(fs::exists(dir / "metrics.jsonl") || fs::exists(dir / kRunInfo),
              "{}: not a heed run (it holds neither metrics.jsonl nor {})", output_dir, kRunInfo);
   const json info = optional_json_file(dir / kRunInfo);
   const json final = optional_json_file(dir / "final_metrics.json");
-  const json records = read_records(dir / "metrics.jsonl");
+  json thinning = nullptr;
+  const json records = read_records(dir / "metrics.jsonl", warn, &thinning);
   const std::string state = status.value_or(judged_status(dir));
   const auto from_info = [&](const char* key, json fallback) {
     return info.is_object() ? info.value(key, fallback) : fallback;
   };
+  const fs::path examples = dir / kExamples;
   return {{"name", output_dir},
           {"status", state},
           {"task", from_info("task", "")},
@@ -115,9 +178,9 @@ json run_report_data(const std::string& output_dir, std::optional<std::string> s
           {"machine", from_info("machine", json::object())},
           {"progress", progress(records, info, final, state)},
           {"records", records},
+          {"records_thinned", thinning},
           {"final", final},
-          {"examples",
-           fs::exists(dir / kExamples) ? io::read_text_file((dir / kExamples).string()) : ""}};
+          {"examples", fs::exists(examples) ? io::read_text_file(examples.string()) : ""}};
 }
 
 json report_data(const std::vector<json>& runs, const std::string& title) {
@@ -145,7 +208,8 @@ RunReport::RunReport(const RunConfig& config, const nn::PretrainedModel& model, 
 void RunReport::write(const std::string& status) const {
   const std::string path = (fs::path(output_dir_) / "report.html").string();
   try {
-    const json data = report_data({run_report_data(output_dir_, status)}, output_dir_);
+    const auto warn = [this](const std::string& w) { log_("warning: " + w); };
+    const json data = report_data({run_report_data(output_dir_, status, warn)}, output_dir_);
     viz::write_page(path, viz::Page::report, data, {.refresh = status == "running"});
   } catch (const std::exception& e) {
     log_(fmt::format("warning: {} was not written: {}", path, e.what()));

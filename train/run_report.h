@@ -6,6 +6,7 @@
 // program draws any runs' directories, on the same axes.
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,11 +17,19 @@
 
 namespace heed::train {
 
+// Called with a warning about a run's files that does not stop the report (lines skipped).
+using ReportWarn = std::function<void(const std::string&)>;
+
 // The data viz/report.html draws for one run's output directory ("runs" holds one or more).
 // `status` is "running", "finished" or "stopped"; unset, it is judged from the directory: a
 // run that holds its lock is running, one with final_metrics.json finished, any other stopped.
+// Reads only: it never locks or writes the run. A metrics.jsonl line that is not a record is
+// skipped and counted in one warning; a file of the run that is unreadable, or a directory, is
+// an error naming it. Long runs' training records are thinned to 20,000 ("records_thinned" then
+// says every how many were kept, of how many).
 nlohmann::json run_report_data(const std::string& output_dir,
-                               std::optional<std::string> status = std::nullopt);
+                               std::optional<std::string> status = std::nullopt,
+                               const ReportWarn& warn = nullptr);
 // The page's data for several runs; `title` heads it.
 nlohmann::json report_data(const std::vector<nlohmann::json>& runs, const std::string& title);
 

@@ -7,6 +7,7 @@
 
 #include "autograd/error.h"
 #include "io/atomic_file.h"
+#include "io/checksum.h"
 #include "io/json_file.h"
 
 namespace heed::train {
@@ -14,8 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kPrefix = "checkpoint-";
-constexpr const char* kTmpPrefix = ".tmp-";      // being written
-constexpr const char* kTrashPrefix = ".trash-";  // being deleted
+constexpr const char* kTmpPrefix = ".tmp-";         // being written
+constexpr const char* kTrashPrefix = ".trash-";     // being deleted
+constexpr const char* kSkippedPrefix = "skipped-";  // a resume found it damaged
 constexpr const char* kManifest = "manifest.json";
 // What resuming reads; a checkpoint without any of them is not one.
 constexpr const char* kRequiredFiles[] = {"config.json", "model.safetensors",
@@ -48,19 +50,81 @@ void delete_checkpoint(const fs::path& path) {
   fs::remove_all(trash);
 }
 
-// Records every file of the filled temporary directory with its size, after fsyncing each.
-// Written last, so that its presence says the rest was written whole.
+// Records every file of the filled temporary directory with its size and SHA-256, after fsyncing
+// each. Written last, so that its presence says the rest was written whole.
 void write_manifest(const fs::path& tmp, int64_t step) {
   nlohmann::json files = nlohmann::json::object();
   for (const auto& entry : fs::directory_iterator(tmp)) {
     HEED_CHECK(entry.is_regular_file(), "{}: a checkpoint holds files only", entry.path().string());
     io::fsync_path(entry.path().string());
-    files[entry.path().filename().string()] = entry.file_size();
+    files[entry.path().filename().string()] = {
+        {"size", entry.file_size()},
+        {"sha256", io::to_hex(io::sha256_file(entry.path().string()))}};
   }
   for (const char* name : kRequiredFiles) {
     HEED_CHECK(files.contains(name), "{}: the checkpoint's writer left out {}", tmp.string(), name);
   }
   io::write_json_file((tmp / kManifest).string(), {{"step", step}, {"files", files}});
+}
+
+// The step a checkpoint-STEP directory's name gives.
+int64_t step_of(const fs::path& dir) {
+  return std::stoll(dir.filename().string().substr(std::string(kPrefix).size()));
+}
+
+// Why one file of a manifest does not match what is on disk, if it does not. An entry is a size
+// (manifests written before checksums) or {size, sha256}.
+std::optional<std::string> file_problem(const fs::path& dir, const std::string& name,
+                                        const io::JsonFields& files, CheckpointCheck check) {
+  const bool has_digest = files.json().at(name).is_object();
+  const uint64_t expected = has_digest ? files.object(name).uint64("size") : files.uint64(name);
+  std::error_code ec;
+  const uintmax_t actual = fs::file_size(dir / name, ec);
+  if (ec) return fmt::format("{} is missing", name);
+  if (actual != expected) {
+    return fmt::format("{} has {} bytes, {} when it was written", name, actual, expected);
+  }
+  if (check == CheckpointCheck::contents && has_digest &&
+      io::to_hex(io::sha256_file((dir / name).string())) != files.object(name).string("sha256")) {
+    return fmt::format("{} has other contents than when it was written (its SHA-256 differs)",
+                       name);
+  }
+  return std::nullopt;
+}
+
+// Why the steps that the manifest and trainer_state.json record are not the directory's.
+std::optional<std::string> step_problem(const fs::path& dir, const nlohmann::json& manifest) {
+  const int64_t step = step_of(dir);
+  if (manifest.contains("step") && manifest.at("step") != step) {
+    return fmt::format("{} records step {}, not {}", kManifest, manifest.at("step").dump(), step);
+  }
+  const std::string state_path = (dir / "trainer_state.json").string();
+  const nlohmann::json state = io::read_json_file(state_path);
+  const int64_t recorded = io::JsonFields(state, state_path).int64("step");
+  if (recorded != step) {
+    return fmt::format("trainer_state.json records step {}, not {}", recorded, step);
+  }
+  return std::nullopt;
+}
+
+// Moves a checkpoint that a resume skipped out of the checkpoints' namespace, to
+// skipped-checkpoint-STEP (-2, -3... when taken), with SKIPPED.txt saying why. Returns where.
+fs::path set_aside(const fs::path& dir, const std::string& reason) {
+  fs::path aside = dir.parent_path() / (kSkippedPrefix + dir.filename().string());
+  for (int n = 2; fs::exists(aside); ++n) {
+    aside = dir.parent_path() / fmt::format("{}{}-{}", kSkippedPrefix, dir.filename().string(), n);
+  }
+  fs::rename(dir, aside);
+  io::fsync_path(dir.parent_path().string());
+  std::error_code ec;  // the reason is a courtesy: a directory that cannot take it is still aside
+  if (fs::is_directory(aside, ec)) {
+    try {
+      io::write_file_atomically((aside / "SKIPPED.txt").string(),
+                                fmt::format("a resume skipped {}: {}\n", dir.string(), reason));
+    } catch (const std::exception&) {
+    }
+  }
+  return aside;
 }
 
 }  // namespace
@@ -71,7 +135,17 @@ std::optional<std::string> job_checkpoint(
   std::string dir;
   if (world.is_main()) {
     remove_unfinished_checkpoints(output_dir);
-    dir = latest_checkpoint(output_dir, on_skipped).value_or("");
+    dir = latest_checkpoint(
+              output_dir,
+              [&](const std::string& skipped, const std::string& reason) {
+                const fs::path aside = set_aside(skipped, reason);
+                if (on_skipped) {
+                  on_skipped(fmt::format("{}: damaged or incomplete ({}); moved to {}", skipped,
+                                         reason, aside.filename().string()));
+                }
+              },
+              CheckpointCheck::contents)
+              .value_or("");
   }
   world.broadcast(dir);
   if (dir.empty()) return std::nullopt;
@@ -86,7 +160,8 @@ std::vector<std::string> earlier_run_files(const std::string& output_dir) {
     const bool checkpoint =
         entry.is_directory() &&
         (name.rfind(kPrefix, 0) == 0 || name.rfind(std::string(kTmpPrefix) + kPrefix, 0) == 0 ||
-         name.rfind(std::string(kTrashPrefix) + kPrefix, 0) == 0);
+         name.rfind(std::string(kTrashPrefix) + kPrefix, 0) == 0 ||
+         name.rfind(std::string(kSkippedPrefix) + kPrefix, 0) == 0);
     if (checkpoint || name == "metrics.jsonl" || name == "final_metrics.json") out.push_back(name);
   }
   std::sort(out.begin(), out.end());
@@ -149,7 +224,7 @@ std::string checkpoint_path(const std::string& output_dir, int64_t step) {
   return (fs::path(output_dir) / (kPrefix + std::to_string(step))).string();
 }
 
-std::optional<std::string> checkpoint_problem(const std::string& dir) {
+std::optional<std::string> checkpoint_problem(const std::string& dir, CheckpointCheck check) {
   const fs::path d(dir);
   if (!fs::exists(d / kManifest)) {
     // Written before checkpoints had a manifest: complete if its files are there and not empty.
@@ -165,19 +240,13 @@ std::optional<std::string> checkpoint_problem(const std::string& dir) {
     const std::string path = (d / kManifest).string();
     const nlohmann::json manifest = io::read_json_file(path);
     const io::JsonFields files = io::JsonFields(manifest, path).object("files");
-    for (const auto& [name, size] : files.json().items()) {
-      const uint64_t expected = files.uint64(name);
-      std::error_code ec;
-      const uintmax_t actual = fs::file_size(d / name, ec);
-      if (ec) return fmt::format("{} is missing", name);
-      if (actual != expected) {
-        return fmt::format("{} has {} bytes, {} when it was written", name, actual, expected);
-      }
+    for (const auto& [name, entry] : files.json().items()) {
+      if (std::optional<std::string> problem = file_problem(d, name, files, check)) return problem;
     }
+    return step_problem(d, manifest);
   } catch (const std::exception& e) {
-    return fmt::format("{} is unreadable: {}", kManifest, e.what());
+    return fmt::format("unreadable: {}", e.what());
   }
-  return std::nullopt;
 }
 
 std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_t keep_last,
@@ -207,21 +276,30 @@ std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_
   if (std::optional<std::string> problem = checkpoint_problem(final_path.string())) {
     fail("{}: incomplete after writing: {}", final_path.string(), *problem);
   }
-  auto all = checkpoints(dir);
-  for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) {
-    if (all[i].first != also_keep) delete_checkpoint(all[i].second);
+  // Only checkpoints that verify count: one that a resume would skip (a damaged newest, a stray
+  // higher step) must not push this run's good ones out. The one just written always stays.
+  std::vector<fs::path> verified;
+  for (const auto& [existing_step, path] : checkpoints(dir)) {
+    if (path == final_path || !checkpoint_problem(path.string(), CheckpointCheck::sizes)) {
+      verified.push_back(path);
+    }
+  }
+  for (size_t i = 0; i + static_cast<size_t>(keep_last) < verified.size(); ++i) {
+    if (verified[i] != final_path && step_of(verified[i]) != also_keep) {
+      delete_checkpoint(verified[i]);
+    }
   }
   return final_path.string();
 }
 
-std::optional<std::string> latest_checkpoint(
-    const std::string& output_dir, const std::function<void(const std::string&)>& on_skipped) {
+std::optional<std::string> latest_checkpoint(const std::string& output_dir,
+                                             const OnSkippedCheckpoint& on_skipped,
+                                             CheckpointCheck check) {
   auto all = checkpoints(output_dir);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    const std::optional<std::string> problem = checkpoint_problem(it->second.string());
+    const std::optional<std::string> problem = checkpoint_problem(it->second.string(), check);
     if (!problem) return it->second.string();
-    if (on_skipped)
-      on_skipped(fmt::format("{}: incomplete ({}); skipped", it->second.string(), *problem));
+    if (on_skipped) on_skipped(it->second.string(), *problem);
   }
   return std::nullopt;
 }

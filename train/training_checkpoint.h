@@ -3,10 +3,11 @@
 // (config.json, model.safetensors, the tokenizer files) plus what resuming needs to continue
 // bit for bit: optimizer.safetensors, trainer_state.json (step, schedule, dropout RNG, loader
 // position) and the resolved run_config.yaml. A checkpoint is written into a temporary
-// directory, every file checked and fsynced, its manifest.json (each file's size) written
-// last, then renamed into place; older checkpoints are deleted only after the new one is
-// verified against its manifest. So a crash or a full disk at any moment leaves the previous
-// checkpoint whole, and resuming never takes a partial checkpoint for a whole one.
+// directory, every file checked and fsynced, its manifest.json (each file's size and SHA-256)
+// written last, then renamed into place; older checkpoints are deleted only after the new one is
+// verified against its manifest, and only checkpoints that verify count towards keep_last. So a
+// crash or a full disk at any moment leaves the previous checkpoint whole, resuming never takes
+// a partial or altered checkpoint for a whole one, and a damaged one never pushes good ones out.
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -58,24 +59,36 @@ void remove_unfinished_checkpoints(const std::string& output_dir);
 // output_dir/checkpoint-`step`.
 std::string checkpoint_path(const std::string& output_dir, int64_t step);
 
-// Why `dir` is not a complete checkpoint (a file missing, or of another size than its
-// manifest.json recorded), or nullopt when it is one.
-std::optional<std::string> checkpoint_problem(const std::string& dir);
+// How closely a checkpoint is checked against its manifest: the files' sizes (cheap: rotation),
+// or also their contents' SHA-256 (reads every byte: resume).
+enum class CheckpointCheck { sizes, contents };
+
+// Why `dir` is not a complete checkpoint (a file missing, of another size or contents than its
+// manifest.json recorded, a step in the manifest or trainer_state.json other than the
+// directory's), or nullopt when it is one.
+std::optional<std::string> checkpoint_problem(const std::string& dir,
+                                              CheckpointCheck check = CheckpointCheck::sizes);
+
+// Called with a checkpoint directory that is not complete, and why.
+using OnSkippedCheckpoint = std::function<void(const std::string& dir, const std::string& reason)>;
 
 // The newest complete checkpoint directory in `output_dir`, if any; each newer, incomplete one
-// is passed to `on_skipped` with the reason.
-std::optional<std::string> latest_checkpoint(
-    const std::string& output_dir,
-    const std::function<void(const std::string&)>& on_skipped = nullptr);
+// is passed to `on_skipped`.
+std::optional<std::string> latest_checkpoint(const std::string& output_dir,
+                                             const OnSkippedCheckpoint& on_skipped = nullptr,
+                                             CheckpointCheck check = CheckpointCheck::sizes);
 
-// A job's checkpoint to resume from: rank 0 removes unfinished ones and picks the newest
-// complete one (latest_checkpoint), and every rank of `world` gets its path. A collective.
+// A job's checkpoint to resume from: rank 0 removes unfinished ones, picks the newest one whose
+// contents verify, and moves each newer one that does not aside (skipped-checkpoint-STEP, with
+// SKIPPED.txt saying why), telling `on_skipped`; every rank of `world` gets the path. A
+// collective.
 std::optional<std::string> job_checkpoint(
     const World& world, const std::string& output_dir,
     const std::function<void(const std::string&)>& on_skipped = nullptr);
 
 // What an earlier run left in `output_dir` that a new run would mix with its own: the
-// checkpoint directories (complete or not), metrics.jsonl and final_metrics.json. Names
+// checkpoint directories (complete, unfinished or set aside), metrics.jsonl and
+// final_metrics.json. Names
 // relative to `output_dir`, sorted; empty when there is none.
 std::vector<std::string> earlier_run_files(const std::string& output_dir);
 

@@ -8,6 +8,7 @@ the logged losses (metrics.jsonl, every step) and the checkpoint's tensors. Exit
 skipped) with a message when mpirun is absent or `train` was built without MPI.
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -333,13 +334,17 @@ def children_of(pid):
 
 
 def checkpoints_whole(out):
-    """Each checkpoint directory's files match its manifest.json."""
+    """Each checkpoint directory's files match its manifest.json: sizes and SHA-256 digests."""
     saved = [d for d in os.listdir(out) if d.startswith("checkpoint-")]
     for d in saved:
-        sizes = json.load(open(os.path.join(out, d, "manifest.json")))["files"]
+        files = json.load(open(os.path.join(out, d, "manifest.json")))["files"]
         path = os.path.join(out, d)
-        if not sizes or any(os.path.getsize(os.path.join(path, f)) != n for f, n in sizes.items()):
+        if not files:
             return False
+        for name, entry in files.items():
+            data = open(os.path.join(path, name), "rb").read()
+            if len(data) != entry["size"] or hashlib.sha256(data).hexdigest() != entry["sha256"]:
+                return False
     return bool(saved)
 
 

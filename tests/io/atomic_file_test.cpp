@@ -1,10 +1,13 @@
 #include "io/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "autograd/error.h"
 #include "io/json_file.h"
@@ -52,6 +55,57 @@ TEST(AtomicFile, NamesTheFileWhenItsDirectoryIsMissing) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
   }
+}
+
+// A FIFO (or a character device such as /dev/null) is written through, never renamed over.
+TEST(AtomicFile, WritesThroughAFifoAndLeavesItAFifo) {
+  const fs::path dir = fresh_dir("fifo");
+  const fs::path fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = read_text(fifo); });
+  write_file_atomically(fifo.string(), "through the pipe");
+  reader.join();
+  EXPECT_EQ(received, "through the pipe");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+}
+
+// /dev/fd/N (and /dev/stdout, /proc/self/fd/N) write to the process's own descriptor.
+TEST(AtomicFile, WritesToTheProcesssOwnDescriptor) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  write_file_atomically("/dev/fd/" + std::to_string(fds[1]), "to my descriptor");
+  ::close(fds[1]);
+  char buf[64] = {};
+  const ssize_t n = ::read(fds[0], buf, sizeof buf);
+  ::close(fds[0]);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), "to my descriptor");
+}
+
+TEST(AtomicFile, RefusesADirectoryByName) {
+  const fs::path dir = fresh_dir("directory");
+  try {
+    write_file_atomically(dir.string(), "x");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir.string() + ": is a directory; name a file to write");
+  }
+  EXPECT_TRUE(fs::is_directory(dir));
+}
+
+TEST(AtomicFile, StaleTemporariesOfDeadWritersAreRemovedLiveOnesKept) {
+  const fs::path dir = fresh_dir("stale");
+  // Beyond Linux's largest pid (2^22): no such process.
+  const std::string dead = "metrics.jsonl.tmp.999999999.3";
+  const std::string live = "report.html.tmp." + std::to_string(::getpid()) + ".0";
+  for (const std::string& name : {dead, live, std::string("notes.tmp.txt")}) {
+    std::ofstream(dir / name) << "x";
+  }
+  EXPECT_EQ(remove_stale_temporaries(dir.string()), std::vector<std::string>{dead});
+  EXPECT_FALSE(fs::exists(dir / dead));
+  EXPECT_TRUE(fs::exists(dir / live));
+  EXPECT_TRUE(fs::exists(dir / "notes.tmp.txt"));
 }
 
 TEST(JsonFile, RoundTripsAndNamesABadFile) {

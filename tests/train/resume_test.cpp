@@ -76,10 +76,13 @@ TEST(Resume, AnIncompleteNewestCheckpointIsSkippedWithItsReason) {
   fs::remove(fs::path(out) / "checkpoint-4" / "model.safetensors");
   Outcome o = run_train(four_steps(out, "--resume"));
   ASSERT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_NE(o.output.find(out + "/checkpoint-4: incomplete (model.safetensors is missing); "
-                                "skipped"),
+  EXPECT_NE(o.output.find(out + "/checkpoint-4: damaged or incomplete (model.safetensors is "
+                                "missing); moved to skipped-checkpoint-4"),
             std::string::npos)
       << o.output;
+  EXPECT_NE(
+      file_bytes(out + "/skipped-checkpoint-4/SKIPPED.txt").find("model.safetensors is missing"),
+      std::string::npos);
   EXPECT_NE(o.output.find("resumed from " + out + "/checkpoint-2 at step 2"), std::string::npos)
       << o.output;
   EXPECT_EQ(losses(out), whole);
@@ -88,9 +91,11 @@ TEST(Resume, AnIncompleteNewestCheckpointIsSkippedWithItsReason) {
   fs::resize_file(fs::path(out) / "checkpoint-4" / "optimizer.safetensors", 100);
   o = run_train(four_steps(out, "--set train.max_steps=6 --resume"));
   ASSERT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_NE(o.output.find("checkpoint-4: incomplete (optimizer.safetensors has 100 bytes, "),
+  EXPECT_NE(o.output.find("checkpoint-4: damaged or incomplete (optimizer.safetensors has 100 "
+                          "bytes, "),
             std::string::npos)
       << o.output;
+  EXPECT_TRUE(fs::is_directory(fs::path(out) / "skipped-checkpoint-4-2")) << o.output;
   EXPECT_NE(o.output.find("resumed from " + out + "/checkpoint-2 at step 2"), std::string::npos)
       << o.output;
 }
@@ -121,4 +126,57 @@ TEST(Resume, ADamagedTrainerStateNamesTheFileAndTheField) {
             std::string::npos)
       << o.output;
   EXPECT_EQ(file_bytes(out + "/metrics.jsonl"), metrics);
+}
+
+// A bit flipped in place keeps the file's size: the manifest's SHA-256 catches it.
+TEST(Resume, AFileWithTheSameSizeButOtherBytesIsCaughtByItsDigest) {
+  const std::string out = fresh_dir("resume_bit_flip");
+  ASSERT_EQ(run_train(four_steps(out)).exit_code, 0);
+  const fs::path model = fs::path(out) / "checkpoint-4" / "model.safetensors";
+  std::string bytes = file_bytes(model.string());
+  bytes[bytes.size() / 2] ^= 0x10;
+  std::ofstream(model, std::ios::binary) << bytes;
+  const Outcome o = run_train(four_steps(out, "--set train.max_steps=6 --resume"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("checkpoint-4: damaged or incomplete (model.safetensors has other "
+                          "contents than when it was written (its SHA-256 differs))"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("resumed from " + out + "/checkpoint-2 at step 2"), std::string::npos)
+      << o.output;
+}
+
+// A checkpoint copied or renamed to another step's name would resume at the wrong step.
+TEST(Resume, ACheckpointWhoseRecordedStepIsNotItsNamesIsSkipped) {
+  const std::string out = fresh_dir("resume_wrong_step");
+  ASSERT_EQ(run_train(four_steps(out)).exit_code, 0);
+  fs::copy(fs::path(out) / "checkpoint-2", fs::path(out) / "checkpoint-6",
+           fs::copy_options::recursive);
+  const Outcome o = run_train(four_steps(out, "--set train.max_steps=6 --resume"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("checkpoint-6: damaged or incomplete (manifest.json records step 2, "
+                          "not 6)"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("resumed from " + out + "/checkpoint-4 at step 4"), std::string::npos)
+      << o.output;
+}
+
+// Found by the second fault matrix: rotation kept the highest step numbers among every
+// checkpoint-N, so a skipped newest one (a stray checkpoint-999, a damaged model file) made the
+// resumed run delete each checkpoint it wrote, and the one it resumed from, as soon as it was
+// written. A kill then left nothing to resume from.
+TEST(Resume, ASkippedNewestCheckpointNeverPushesGoodOnesOut) {
+  const std::string out = fresh_dir("resume_rotation");
+  ASSERT_EQ(run_train(four_steps(out, "--set checkpoint.keep_last=1")).exit_code, 0);
+  fs::create_directories(fs::path(out) / "checkpoint-999");  // a stray, empty one
+  const Outcome o =
+      run_train(four_steps(out, "--set checkpoint.keep_last=1 --set train.max_steps=8 --resume"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("resumed from " + out + "/checkpoint-4 at step 4"), std::string::npos)
+      << o.output;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "checkpoint-8" / "manifest.json")) << o.output;
+  EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint-4"));  // keep_last 1: rotated, once 8 was
+  EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint-999"));
+  EXPECT_TRUE(fs::exists(fs::path(out) / "skipped-checkpoint-999" / "SKIPPED.txt"));
 }
