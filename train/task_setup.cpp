@@ -171,6 +171,17 @@ RunConfig with_written_vocabulary(const RunConfig& config) {
   return c;
 }
 
+std::vector<std::pair<std::string, std::string>> run_input_files(const RunConfig& config) {
+  const RunConfig c = with_written_vocabulary(config);
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& [key, path] :
+       {std::pair{"data.train", std::optional(c.data.train)}, std::pair{"data.valid", c.data.valid},
+        std::pair{"data.test", c.data.test}, std::pair{"tokenizer.vocab", c.tokenizer.vocab}}) {
+    if (path && fs::is_regular_file(*path)) files.emplace_back(key, *path);
+  }
+  return files;
+}
+
 TaskData build_task_data(const RunConfig& c, const Log& log) {
   TaskData d;
   d.tokenizer = std::make_shared<const data::TextTokenizer>(

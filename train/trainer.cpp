@@ -55,6 +55,7 @@ class Run {
     if (world_.is_main()) output_dir_lock_ = claim_output_dir(c_, log);
     set_up_compute(c_, log);
     data_ = build_data(log);
+    check_same_inputs(world_, run_input_files(c_));
     if (world_.is_main()) check_memory(c_, data_, log);
     warn_of_oversubscription(c_, World::ranks_on_this_machine(), log);
     model_ = build_model(c_, data_, log);

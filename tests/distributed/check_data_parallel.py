@@ -283,6 +283,36 @@ def case_bad_data(r):
     check(seconds < 30, f"within seconds ({seconds:.1f} s)")
 
 
+def case_different_data(r):
+    """A training file that is valid on both ranks but differs (another working directory, another
+    node): found training silently to "done" by the second fault matrix. Now the job ends before
+    any step, the differing rank naming the key and the file."""
+    dirs = []
+    for k in range(2):
+        d = os.path.join(r.work, f"rank{k}")
+        os.makedirs(os.path.join(d, "data"))
+        for split in ["train", "valid", "test"]:
+            shutil.copy(f"tests/tiny_data/g2p_{split}.tsv", os.path.join(d, "data"))
+        dirs.append(d)
+    train_file = os.path.join(dirs[1], "data", "g2p_train.tsv")
+    lines = open(train_file).read().splitlines(keepends=True)
+    open(train_file, "w").writelines(lines[1:] + lines[:1])  # the same pairs, another order
+    config = os.path.abspath("configs/tiny/seq2seq_g2p.yaml")
+    args = [r.train, "--config", config] + sum(
+        [["--set", s] for s in ["data.train=data/g2p_train.tsv", "data.valid=data/g2p_valid.tsv",
+                                "data.test=data/g2p_test.tsv", "train.output_dir=out"]], [])
+    command = MPIRUN + ["-np", "1", "--wdir", dirs[0]] + args + [":", "-np", "1", "--wdir",
+                                                                   dirs[1]] + args
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                            env=mpi_environment())
+    check(result.returncode != 0, f"mpirun exits non-zero ({result.returncode})")
+    expected = ("train: rank 1 of 2: error: data.train: data/g2p_train.tsv differs from rank 0's "
+                "(SHA-256 ")
+    check(expected in result.stderr, f"the differing rank's line: {expected!r}\n{result.stderr}")
+    check(not os.path.exists(os.path.join(dirs[0], "out", "metrics.jsonl")),
+          "no step was trained")
+
+
 def case_signal(r):
     """A stop request during training: every rank stops after the same step, rank 0 writes a
     checkpoint, it is whole (its manifest matches its files), and every process exits 0. Sent
@@ -380,7 +410,8 @@ def case_killed_rank(r):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("case", choices=["bert", "gpt", "tasks", "pipeline", "zero1", "resume",
-                                         "unshared", "bad_data", "signal", "killed_rank"])
+                                         "unshared", "bad_data", "different_data", "signal",
+                                         "killed_rank"])
     parser.add_argument("--train", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()

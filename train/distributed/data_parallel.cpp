@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <sstream>
 
 #include "autograd/error.h"
+#include "io/checksum.h"
 #include "train/config/config_origins.h"
 
 namespace heed::train {
@@ -33,6 +36,41 @@ void check_world(const World& world, const RunConfig& c) {
              "rank {}: its resolved config differs from rank 0's; every rank of a job must run "
              "the same config (compare `train --print-config` on each)",
              world.rank());
+}
+
+void check_same_inputs(const World& world,
+                       const std::vector<std::pair<std::string, std::string>>& files) {
+  if (!world.distributed()) return;
+  // "key digest" lines, one per file, as this rank sees them; then rank 0's.
+  std::string mine;
+  for (const auto& [key, path] : files) {
+    mine += key + " " + io::to_hex(io::sha256_file(path)) + "\n";
+  }
+  std::string main = mine;
+  world.broadcast(main);
+  if (mine == main) return;
+  std::map<std::string, std::string> on_main;
+  std::istringstream lines(main);
+  for (std::string key, digest; lines >> key >> digest;) on_main[key] = digest;
+  for (const auto& [key, path] : files) {
+    const std::string here = io::to_hex(io::sha256_file(path)).substr(0, 12);
+    const auto there = on_main.find(key);
+    if (there == on_main.end()) {
+      fail(
+          "{}: {} is read here, but rank 0 reads no such file; every rank must read the same "
+          "data",
+          key, path);
+    }
+    if (there->second.substr(0, 12) != here) {
+      fail(
+          "{}: {} differs from rank 0's (SHA-256 {}... here, {}... on rank 0); every rank must "
+          "read the same data (check each rank's working directory and filesystem)",
+          key, path, here, there->second.substr(0, 12));
+    }
+    on_main.erase(there);
+  }
+  fail("{}: rank 0 reads such a file, but this rank has none; every rank must read the same data",
+       on_main.begin()->first);
 }
 
 DataParallel::DataParallel(const World& world, nn::PretrainedModel& model,

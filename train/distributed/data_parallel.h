@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/generator.h"
@@ -27,6 +29,12 @@ uint64_t rank_seed(uint64_t seed, int rank);
 // Refuses what cannot run: a global batch with fewer rows than ranks, a rank whose resolved
 // config differs from rank 0's.
 void check_world(const World& world, const RunConfig& config);
+
+// Refuses a rank whose input files (config key -> path) hold other bytes than rank 0's: with
+// another working directory or node, a valid but different file would train silently. The
+// error names the rank, the key and the file. A collective.
+void check_same_inputs(const World& world,
+                       const std::vector<std::pair<std::string, std::string>>& files);
 
 class DataParallel {
  public:
