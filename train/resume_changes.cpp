@@ -64,6 +64,11 @@ constexpr std::array kApplied{"optim.lr",
                               "generation.num_beams",
                               "generation.max_new_tokens"};
 
+// Where and how fast a run ran, and how it logged: what a finished run made is the same.
+constexpr std::array kNotInWhatItMade{
+    "train.output_dir",    "train.threads",    "train.check_memory",  "data.prefetch",
+    "logging.every_steps", "logging.progress", "checkpoint.keep_last"};
+
 // How this part of the run was started, not what it is: never a change.
 const std::set<std::string> kHowItStarted{"train.resume", "train.overwrite_output_dir"};
 
@@ -87,6 +92,10 @@ std::vector<ConfigChange> config_changes(std::string_view saved_yaml,
 
 bool applies_on_resume(std::string_view key) {
   return std::ranges::find(kApplied, key) != kApplied.end();
+}
+
+bool changes_what_a_run_made(std::string_view key) {
+  return std::ranges::find(kNotInWhatItMade, key) == kNotInWhatItMade.end();
 }
 
 void check_resume_changes(const std::string& checkpoint_dir, const RunConfig& c, const Log& log) {

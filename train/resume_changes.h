@@ -26,6 +26,11 @@ std::vector<ConfigChange> config_changes(std::string_view saved_yaml,
 // Whether a resumed run may take `key`'s new value.
 bool applies_on_resume(std::string_view key);
 
+// Whether `key` changes what a finished run made (its model, metrics and examples): not where
+// its files are, how fast it ran, or how it logged. A pipeline's finished stage with such a key
+// changed no longer matches its config.
+bool changes_what_a_run_made(std::string_view key);
+
 // Compares `config` with the run_config.yaml of `checkpoint_dir`: logs the changes that apply,
 // and throws a ConfigError naming where the first refused key was set.
 void check_resume_changes(const std::string& checkpoint_dir, const RunConfig& config,

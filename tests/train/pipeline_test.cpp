@@ -138,3 +138,99 @@ TEST(Pipeline, AKeyThatIsNotANameIsNamedAsWhatItIs) {
 }
 
 }  // namespace
+
+namespace {
+
+// Found by the second fault matrix: after a finished stage was edited, a rerun said "finished
+// earlier" for it and every later stage and kept the stale models.
+TEST(Pipeline, AnEditedFinishedStageIsNotFinishedAndRefusesWhatCannotApply) {
+  const TinyPipeline p = write_tiny_pipeline("pipeline_edited");
+  ASSERT_EQ(run_train("--config " + p.file).exit_code, 0);
+  const std::string metrics = file_bytes(p.classifier + "/metrics.jsonl");
+  // A learning rate with no step left to apply it to: refused, naming where it was set.
+  Outcome o = run_train("--config " + p.file + " --set optim.lr=1.0e-4");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("train: --set optim.lr=1.0e-4: " + p.file +
+                          ": stage 1/2 (configs/tiny/bert_mlm.yaml): optim.lr is 0.0001 but was "
+                          "0.005 when this stage finished in " +
+                          p.mlm + ", and no step is left to train with it"),
+            std::string::npos)
+      << o.output;
+  EXPECT_EQ(o.output.find("finished earlier"), std::string::npos) << o.output;
+  // Masking shaped what the model learnt: the resume refuses it, as `train --resume` does.
+  o = run_train("--config " + p.file + " --set data.mlm_probability=0.3");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("data.mlm_probability: is 0.3 but was 0.15"), std::string::npos)
+      << o.output;
+  EXPECT_EQ(file_bytes(p.classifier + "/metrics.jsonl"), metrics);
+  // Only logging changed: still finished.
+  o = run_train("--config " + p.file + " --set logging.every_steps=7");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("stage 2/2 (configs/tiny/bert_classify.yaml): finished earlier"),
+            std::string::npos)
+      << o.output;
+}
+
+// A stage that grows continues from its last checkpoint; the stages after it were built from
+// its old model (and, here, from a checkpoint that rotation has since removed), so they train
+// again from the start.
+TEST(Pipeline, AStageThatGrowsContinuesAndEveryLaterStageTrainsAgain) {
+  const TinyPipeline p = write_tiny_pipeline("pipeline_grown");
+  ASSERT_EQ(run_train("--config " + p.file).exit_code, 0);
+  std::string grown = file_bytes(p.file);
+  grown.replace(grown.find("tokenizer.vocab="), 0, "train.max_steps=220, ");
+  std::ofstream(p.file) << grown;
+  const Outcome o = run_train("--config " + p.file);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("resumed from " + p.mlm + "/checkpoint-200 at step 200"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("stage 2/2 (configs/tiny/bert_classify.yaml): the model it starts from "
+                          "was trained again, so it trains again from the start"),
+            std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("init_from " + p.mlm + "/checkpoint-220: loaded"), std::string::npos)
+      << o.output;
+  const auto finals = nlohmann::json::parse(file_bytes(p.classifier + "/final_metrics.json"));
+  EXPECT_EQ(finals["step"], 80);
+}
+
+TEST(Pipeline, SharedOutputDirsAndNestedPipelinesAreRefusedUpFrontByName) {
+  const std::string dir = fresh_dir("pipeline_places");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/shared.yaml")
+      << "pipeline:\n"
+      << "  - {config: configs/tiny/bert_mlm.yaml, set: [train.output_dir=" << dir << "/a]}\n"
+      << "  - {config: configs/tiny/bert_classify.yaml, set: [train.output_dir=" << dir
+      << "/b/../a]}\n";
+  Outcome o = run_train("--config " + dir + "/shared.yaml");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_EQ(o.output, "train: " + dir +
+                          "/shared.yaml:3: pipeline: stage 2 writes to "
+                          "train.output_dir " +
+                          dir +
+                          "/b/../a, as stage 1 does; each stage "
+                          "needs its own\n");
+  EXPECT_FALSE(fs::exists(dir + "/a"));
+  // Itself as a stage: a cycle, or nesting.
+  std::ofstream(dir + "/self.yaml")
+      << "pipeline:\n  - configs/tiny/bert_mlm.yaml\n  - " << dir << "/self.yaml\n";
+  o = run_train("--config " + dir + "/self.yaml");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_EQ(o.output, "train: " + dir + "/self.yaml:3: pipeline: stage 2 (" + dir +
+                          "/self.yaml) is a pipeline file itself; a stage is a run config "
+                          "(pipelines do not nest)\n");
+}
+
+// A stage's `set` was blamed on a `--set` the user never typed.
+TEST(Pipeline, AStagesSetErrorNamesTheStageLine) {
+  const TinyPipeline p = write_tiny_pipeline("pipeline_set_origin", ", optim.lr=-1");
+  const Outcome o = run_train("--config " + p.file);
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  EXPECT_NE(o.output.find("train: " + p.file + ":4 (the stage's set optim.lr=-1): optim.lr"),
+            std::string::npos)
+      << o.output;
+  EXPECT_EQ(o.output.find("--set"), std::string::npos) << o.output;
+}
+
+}  // namespace

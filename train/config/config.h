@@ -218,6 +218,9 @@ struct RunConfig {
 // stages that write their init_from have run.
 struct ConfigChecks {
   bool init_from_written_later = false;  // init_from need not exist yet
+  // Where each override came from, for messages, by position ("" or absent: "--set TEXT", as
+  // the command line gives them); a pipeline names its stage's `set` line.
+  std::vector<std::string> override_origins;
 };
 
 // Reads `path`, applies the overrides in order ("optim.lr=3e-4"; the value is YAML, so

@@ -308,7 +308,7 @@ class Reader {
   std::string origin(std::string_view dotted, int line) const {
     std::string_view key = dotted;
     while (!key.empty()) {
-      if (auto it = overrides_.find(key); it != overrides_.end()) return "--set " + it->second;
+      if (auto it = overrides_.find(key); it != overrides_.end()) return it->second;
       const size_t dot = key.rfind('.');
       key = dot == std::string_view::npos ? std::string_view() : key.substr(0, dot);
     }
@@ -358,7 +358,7 @@ class Reader {
 
 // Sets `parts[i..]` under `node` to `value`, creating sections on the way.
 void set_path(YAML::Node node, const std::vector<std::string>& parts, size_t i,
-              const YAML::Node& value, const std::string& text) {
+              const YAML::Node& value, const std::string& origin) {
   YAML::Node child = node[parts[i]];
   if (i + 1 == parts.size()) {
     child = value;
@@ -376,13 +376,14 @@ void set_path(YAML::Node node, const std::vector<std::string>& parts, size_t i,
   } else if (!child.IsMap()) {
     const std::string prefix =
         fmt::format("{}", fmt::join(parts.begin(), parts.begin() + i + 1, "."));
-    throw ConfigError(fmt::format("--set {}: '{}' is a value, not a section", text, prefix));
+    throw ConfigError(fmt::format("{}: '{}' is a value, not a section", origin, prefix));
   }
-  set_path(child, parts, i + 1, value, text);
+  set_path(child, parts, i + 1, value, origin);
 }
 
-// Applies one "dotted.key=yaml value" to the tree and notes which key it set.
-void apply_override(YAML::Node& root, const std::string& text,
+// Applies one "dotted.key=yaml value" to the tree and notes which key it set, and where it came
+// from (`origin`, as messages name it: "--set TEXT", or a pipeline stage's line).
+void apply_override(YAML::Node& root, const std::string& text, const std::string& origin,
                     std::map<std::string, std::string, std::less<>>& overrides) {
   const size_t eq = text.find('=');
   const std::string key = text.substr(0, eq);
@@ -393,20 +394,18 @@ void apply_override(YAML::Node& root, const std::string& text,
                          std::ranges::none_of(parts, &std::string::empty);
   if (!valid_key) {
     throw ConfigError(
-        fmt::format("--set {}: expected key=value with a dotted key, as "
-                    "optim.lr=3e-4",
-                    text));
+        fmt::format("{}: expected key=value with a dotted key, as optim.lr=3e-4", origin));
   }
   YAML::Node value;
   try {
     value = YAML::Load(text.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("--set {}: invalid YAML value: {}", text, e.msg));
+    throw ConfigError(fmt::format("{}: invalid YAML value: {}", origin, e.msg));
   }
-  set_path(root, parts, 0, value, text);
+  set_path(root, parts, 0, value, origin);
   // A later override of a section replaces what earlier ones set inside it.
   std::erase_if(overrides, [&](const auto& kv) { return kv.first.starts_with(key + "."); });
-  overrides[key] = text;
+  overrides[key] = origin;
 }
 
 }  // namespace
@@ -420,7 +419,11 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
         fmt::format("{}:1: expected a mapping of sections (task, model, data, ...)", path));
   }
   std::map<std::string, std::string, std::less<>> override_of;
-  for (const std::string& text : overrides) apply_override(root, text, override_of);
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const bool labelled = i < checks.override_origins.size() && !checks.override_origins[i].empty();
+    apply_override(root, overrides[i],
+                   labelled ? checks.override_origins[i] : "--set " + overrides[i], override_of);
+  }
 
   RunConfig config;
   Origins origins{path, {}};
