@@ -28,12 +28,22 @@ void append_metrics_record(const std::string& output_dir, const nlohmann::json& 
   HEED_CHECK(out.good(), "{}: cannot append a record: {}", path.string(), std::strerror(errno));
 }
 
-void truncate_metrics_after(const std::string& output_dir, int64_t step) {
+uint64_t metrics_size(const std::string& output_dir) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(metrics_path(output_dir), ec);
+  return ec ? 0 : size;
+}
+
+void truncate_metrics_after(const std::string& output_dir, int64_t step,
+                            std::optional<uint64_t> size_at_checkpoint) {
   const fs::path path = metrics_path(output_dir);
   if (!fs::exists(path)) return;
   std::ifstream in(path);
   std::string kept, line;
+  uint64_t read = 0;
   while (std::getline(in, line)) {
+    read += line.size() + 1;
+    if (size_at_checkpoint && read > *size_at_checkpoint) break;
     try {
       if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept += line + "\n";
     } catch (const nlohmann::json::exception&) {

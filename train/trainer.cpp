@@ -131,12 +131,11 @@ class Run {
       if (world_.is_main()) truncate_metrics_after(c_.train.output_dir, 0);
       return;
     }
-    // Rank 0 alone reads the checkpoint; the others receive what they need from it.
     const std::string state_path = dir.value() + "/trainer_state.json";
     std::string state_text = world_.is_main() ? io::read_json_file(state_path).dump() : "";
     world_.broadcast(state_text);
     const nlohmann::json state_json = nlohmann::json::parse(state_text);
-    const io::JsonFields state(state_json, state_path);
+    const io::JsonFields state(state_json, state_path);  // rank 0 alone reads the checkpoint
     check_data_order(state, c_, *dir);
     if (world_.is_main()) check_resume_changes(*dir, c_, [this](const std::string& l) { say(l); });
     if (best_ && state.has("best_model")) {
@@ -162,7 +161,8 @@ class Run {
     loader_->restore(point.loader);
     model_->dropout_generator->set_state(point.dropout_rng);
     resumed_dropout_ = point;
-    if (world_.is_main()) truncate_metrics_after(c_.train.output_dir, step_);
+    if (world_.is_main()) truncate_metrics_after(c_.train.output_dir, step_, point.metrics_size);
+    if (auto note = world_size_note(state, world_.size())) say(*note);
     resumed_from_ = *dir;
     say(fmt::format("resumed from {} at step {}", dir.value(), step_));
   }
@@ -212,6 +212,7 @@ class Run {
                             {"dropout_rng", {{"seed", rng.seed}, {"offset", rng.offset}}},
                             {"data_order", data_order(c_)},
                             {"task", std::string(to_string(c_.task))},
+                            {"metrics_size", metrics_size(c_.train.output_dir)},
                             {"world_size", world_.size()}};
     for (size_t r = 0; r < rank_offsets.size(); ++r) {
       state["dropout_rng"]["rank_offsets"][std::to_string(r)] = rank_offsets[r];

@@ -206,7 +206,20 @@ ResumePoint read_resume_point(const io::JsonFields& state) {
       point.rank_dropout_offsets.push_back(ranks.uint64(std::to_string(r)));
     }
   }
+  if (state.has("metrics_size")) point.metrics_size = state.uint64("metrics_size");
   return point;
+}
+
+std::optional<std::string> world_size_note(const io::JsonFields& state, int world_size) {
+  if (!state.has("world_size")) return std::nullopt;
+  const int64_t written_by = state.int64("world_size");
+  if (written_by == world_size) return std::nullopt;
+  return fmt::format(
+      "resume: {} was written by a job of {} rank{}, and this one has {}: training goes on with "
+      "the same global batches, but its results will not match those of an uninterrupted run "
+      "bit for bit (each rank draws its own dropout, and the gradients are summed in another "
+      "order)",
+      state.where(), written_by, written_by == 1 ? "" : "s", world_size);
 }
 
 void remove_unfinished_checkpoints(const std::string& output_dir) {

@@ -48,10 +48,17 @@ struct ResumePoint {
   Generator::State dropout_rng;  // rank 0's (a single process's)
   // A data-parallel run's dropout offset of each rank, in rank order; empty for one process.
   std::vector<uint64_t> rank_dropout_offsets;
+  // metrics.jsonl's size when the checkpoint was written (older checkpoints do not say).
+  std::optional<uint64_t> metrics_size;
 };
 // Reads it, every field checked: one missing, of the wrong type, or out of its range is a
 // heed::Error naming the file and the field.
 ResumePoint read_resume_point(const io::JsonFields& state);
+
+// A note for a resume by a job of another number of ranks than the one that wrote `state`:
+// the run goes on, but not bit for bit as it would have (each rank's dropout stream and the
+// order of the gradients' sums differ). nullopt when the numbers agree or were not recorded.
+std::optional<std::string> world_size_note(const io::JsonFields& state, int world_size);
 
 // Removes what an interrupted run left half done: checkpoints it was writing or deleting.
 void remove_unfinished_checkpoints(const std::string& output_dir);

@@ -112,6 +112,7 @@ class Runner:
                                 timeout=300, env=mpi_environment())
         if result.returncode != 0:
             sys.exit(f"{name}: exit {result.returncode}\n{result.stderr[-3000:]}")
+        self.last_stderr = result.stderr
         return out
 
 
@@ -216,11 +217,14 @@ def case_resume(r):
                         f"parameters (largest difference {d})")
         check(losses(whole) == losses(again), f"2 ranks -> resumed on 2 (zero_stage {zero}): "
                                               "the same losses at every step")
+        check("will not match" not in r.last_stderr, "2 ranks -> 2: no note of other results")
     # One process: without dropout, so that only round-off differs.
     base += NO_DROPOUT
     whole = r.run(config, "whole_nodrop", base + ["train.max_steps=16"], ranks=2)
     half = r.run(config, "half_nodrop", base + ["train.max_steps=8"], ranks=2)
     r.run(config, "half_nodrop", base + ["train.max_steps=16"], extra=["--resume"])
+    check("was written by a job of 2 ranks, and this one has 1: training goes on" in
+          r.last_stderr, "2 ranks -> 1: the resume says its results will not match bit for bit")
     compare_runs(whole, half, 16, "2 ranks -> resumed on 1 process")
 
 

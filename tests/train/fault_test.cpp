@@ -34,6 +34,17 @@ std::string fault(const std::string& path, const std::string& action = "ENOSPC",
          " HEED_FAULT_AFTER_BYTES=" + std::to_string(after_bytes);
 }
 
+// Each metrics.jsonl record's step and split ("" for a training record), in order.
+std::vector<std::pair<int64_t, std::string>> record_kinds(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> kinds;
+  std::ifstream in(dir + "/metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    kinds.emplace_back(j.at("step").get<int64_t>(), j.value("split", ""));
+  }
+  return kinds;
+}
+
 class Faults : public ::testing::Test {
  protected:
   // The uninterrupted run that every faulted and resumed one must match (ctest runs each test
@@ -129,6 +140,8 @@ TEST_F(Faults, DiskFullWritingTheFinalMetricsLeavesNoEmptyFile) {
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(fs::exists(fs::path(out) / "final_metrics.json"));
   EXPECT_EQ(losses(*whole_), losses(out));
+  // The final evaluations logged before the disk filled are not logged twice.
+  EXPECT_EQ(record_kinds(out), record_kinds(*whole_));
 }
 
 TEST_F(Faults, DiskFullWritingTheVocabularyLeavesNoEmptyVocabulary) {

@@ -180,3 +180,21 @@ TEST(Resume, ASkippedNewestCheckpointNeverPushesGoodOnesOut) {
   EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint-999"));
   EXPECT_TRUE(fs::exists(fs::path(out) / "skipped-checkpoint-999" / "SKIPPED.txt"));
 }
+
+// A resume of a finished run at fewer steps than it ran has nothing left to train; its final
+// evaluations were logged twice.
+TEST(Resume, AFinishedRunResumedWithFewerStepsLogsItsFinalEvaluationsOnce) {
+  const std::string out = fresh_dir("resume_fewer_steps");
+  ASSERT_EQ(run_train(four_steps(out)).exit_code, 0);
+  const std::string before = file_bytes(out + "/metrics.jsonl");
+  const Outcome o = run_train(four_steps(out, "--set train.max_steps=3 --resume"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const std::string after = file_bytes(out + "/metrics.jsonl");
+  const auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(before, "\"split\":\"valid\""), count(after, "\"split\":\"valid\"")) << after;
+  EXPECT_EQ(count(after, "\"split\":\"test\""), 1u) << after;
+}
