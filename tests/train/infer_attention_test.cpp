@@ -192,5 +192,20 @@ TEST_F(InferAttention, BadInputIsOneLineOnStderr) {
   }
 }
 
+// "-" read the text "-" itself; as in infer's other commands it is stdin.
+TEST_F(InferAttention, ADashReadsTheTextFromStdin) {
+  const Outcome r =
+      infer("attention --json --checkpoint " + path("gpt") + " --text -", "the cat sat\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).at("views")[0].at("query_tokens"),
+            json({"[SEP]", "the", "cat", "sat"}));
+  EXPECT_EQ(json::parse(r.out).at("texts").at("text"), "the cat sat");
+  const Outcome two =
+      infer("attention --json --checkpoint " + path("gpt") + " --text -", "the cat\nsat\n");
+  EXPECT_EQ(two.code, 2);
+  EXPECT_EQ(two.err,
+            "infer attention: --text -: the page draws one text, but stdin holds 2 lines\n");
+}
+
 }  // namespace
 }  // namespace heed::train
