@@ -188,7 +188,11 @@ json report_data(const std::vector<json>& runs, const std::string& title) {
 }
 
 RunReport::RunReport(const RunConfig& config, const nn::PretrainedModel& model, Log log)
-    : output_dir_(config.train.output_dir), log_(std::move(log)) {
+    : output_dir_(config.train.output_dir),
+      log_(std::move(log)),
+      eval_every_(config.data.valid ? config.eval.every_steps : 0),
+      checkpoint_every_(config.checkpoint.every_steps),
+      max_steps_(config.train.max_steps) {
   const json info = {{"task", std::string(to_string(config.task))},
                      {"config_yaml", to_yaml(config)},
                      {"max_steps", config.train.max_steps},
@@ -205,11 +209,28 @@ RunReport::RunReport(const RunConfig& config, const nn::PretrainedModel& model, 
   }
 }
 
+json RunReport::stale_after(const json& progress) const {
+  const int64_t step = progress.value("step", int64_t{0});
+  const double elapsed = progress.value("elapsed_seconds", 0.0);
+  if (step <= 0 || elapsed <= 0.0) return nullptr;
+  int64_t next = max_steps_;
+  for (const int64_t every : {eval_every_, checkpoint_every_}) {
+    if (every > 0) next = std::min(next, (step / every + 1) * every);
+  }
+  const double due =
+      static_cast<double>(std::max<int64_t>(next - step, 1)) * elapsed / static_cast<double>(step);
+  // Three times the pace so far, and never under 10 minutes: a slow evaluation or a busy
+  // machine must not make a live run look stopped.
+  return std::max(600.0, 3.0 * due + 300.0);
+}
+
 void RunReport::write(const std::string& status) const {
   const std::string path = (fs::path(output_dir_) / "report.html").string();
   try {
     const auto warn = [this](const std::string& w) { log_("warning: " + w); };
-    const json data = report_data({run_report_data(output_dir_, status, warn)}, output_dir_);
+    json run = run_report_data(output_dir_, status, warn);
+    if (status == "running") run["stale_after_seconds"] = stale_after(run.at("progress"));
+    const json data = report_data({run}, output_dir_);
     viz::write_page(path, viz::Page::report, data, {.refresh = status == "running"});
   } catch (const std::exception& e) {
     log_(fmt::format("warning: {} was not written: {}", path, e.what()));

@@ -38,14 +38,22 @@ class RunReport {
  public:
   RunReport(const RunConfig& config, const nn::PretrainedModel& model, Log log);
   // Rewrites output_dir/report.html. A report that cannot be written (a full disk) is a warning,
-  // never the end of the run: the checkpoints matter more.
+  // never the end of the run: the checkpoints matter more. While running, the page learns by
+  // when the trainer will have rewritten it (stale_after_seconds): a page not rewritten by then
+  // belongs to a run that was killed, and says so rather than "running" for ever.
   void write(const std::string& status) const;
   // The end-of-run examples, kept in examples.txt for the report.
   void set_examples(const std::string& examples) const;
 
  private:
+  // Seconds after a write by which the next write is due, with a wide margin; null while the
+  // run's pace is not known yet.
+  nlohmann::json stale_after(const nlohmann::json& progress) const;
+
   std::string output_dir_;
   Log log_;
+  // The steps at which the trainer rewrites the page: evaluations, checkpoints, the last.
+  int64_t eval_every_ = 0, checkpoint_every_ = 0, max_steps_ = 0;
 };
 
 }  // namespace heed::train

@@ -4,6 +4,7 @@
 
 #include "autograd/error.h"
 #include "io/atomic_file.h"
+#include "io/checksum.h"
 
 namespace heed::viz {
 
@@ -14,6 +15,24 @@ namespace {
 
 constexpr std::string_view kDataMarker = "/*HEED_DATA*/";
 constexpr std::string_view kRefreshMarker = "<!--HEED_REFRESH-->";
+constexpr std::string_view kScriptHashesMarker = "/*HEED_SCRIPT_HASHES*/";
+
+// The Content-Security-Policy's script sources: 'sha256-...' of each inline <script> of the
+// template (written with no attributes; the data block has a type and is never run). Only these
+// scripts run: no event handler or script that a value in the data could smuggle in.
+std::string script_hashes(std::string_view page) {
+  constexpr std::string_view kOpen = "<script>", kClose = "</script>";
+  std::string sources;
+  for (size_t at = page.find(kOpen); at != std::string_view::npos; at = page.find(kOpen, at)) {
+    const size_t begin = at + kOpen.size();
+    const size_t end = page.find(kClose, begin);
+    HEED_CHECK(end != std::string_view::npos, "a page template has a <script> without its end");
+    if (!sources.empty()) sources += ' ';
+    sources += "'sha256-" + io::to_base64(io::sha256(page.substr(begin, end - begin))) + "'";
+    at = end + kClose.size();
+  }
+  return sources;
+}
 
 // JSON that is safe inside <script>: "</script>" or "<!--" in a token or a config value
 // would otherwise end or change the block. JSON.parse reads \u003c back as '<'.
@@ -47,9 +66,10 @@ std::string render_page(Page page, const nlohmann::json& data, const PageOptions
   std::string html(attention ? k_attention_template : k_report_template);
   if (!attention) {
     replace_once(html, kRefreshMarker,
-                 options.refresh ? R"(<meta http-equiv="refresh" content="30">)" : "", name);
+                 options.refresh ? R"(<meta name="heed-refresh" content="30">)" : "", name);
   }
-  // The data last: it may itself contain the refresh marker's text.
+  replace_once(html, kScriptHashesMarker, script_hashes(html), name);
+  // The data last: it may itself contain the markers' text.
   replace_once(html, kDataMarker, script_safe_json(data), name);
   return html;
 }

@@ -12,7 +12,9 @@ namespace heed::viz {
 enum class Page { attention, report };
 
 struct PageOptions {
-  // Whether the browser reloads the page every 30 s: the report of a run still training.
+  // Whether the page reloads itself every 30 s: the report of a run still training. The page's
+  // script does it (a <meta name="heed-refresh">), not a meta refresh, so that it can stop
+  // when the data says the run it shows has stopped.
   bool refresh = false;
 };
 

@@ -66,17 +66,26 @@ class Page:
     console_errors: console.error / console.assert messages, uncaught
         exceptions and Log entries of level error, in arrival order.
     network_requests: URLs of every request except the page's own file://
-        URL and data:/blob: URLs.
+        URL and data:/blob: URLs, including those the browser then blocked.
+    blocked_requests: "URL (blocked: reason)" of those requests that the
+        browser refused to make (reason "csp" for the Content-Security-Policy).
     console_messages: every console message as "type: text" (for diagnosis).
+
+    before_load: JS run in the page before any of its own scripts (as
+        DevTools runs it, whatever the page's Content-Security-Policy), e.g.
+        to listen for securitypolicyviolation events from the start.
     """
 
-    def __init__(self, html_path, width=1400, height=900, timeout=30):
+    def __init__(self, html_path, width=1400, height=900, timeout=30, before_load=None):
         self.timeout = timeout
         self.width, self.height = width, height
         self.url = Path(html_path).resolve().as_uri()
+        self.before_load = before_load
         self.console_errors = []
         self.console_messages = []
         self.network_requests = []
+        self.blocked_requests = []
+        self._request_urls = {}  # requestId -> URL, to name a request that fails
         self._proc = None
         self._ws = None
         self._next_id = 0
@@ -174,6 +183,8 @@ class Page:
             self._send(f"{domain}.enable")
         self._send("Emulation.setDeviceMetricsOverride",
                    width=self.width, height=self.height, deviceScaleFactor=1, mobile=False)
+        if self.before_load:
+            self._send("Page.addScriptToEvaluateOnNewDocument", source=self.before_load)
         self._events.clear()
         result = self._send("Page.navigate", url=self.url)
         if result.get("errorText"):
@@ -256,6 +267,11 @@ class Page:
             url = p.get("request", {}).get("url", "")
             if url != self.url and not url.startswith(("data:", "blob:")) and url != "about:blank":
                 self.network_requests.append(url)
+                self._request_urls[p.get("requestId")] = url
+        elif method == "Network.loadingFailed":
+            url = self._request_urls.get(p.get("requestId"))
+            if url is not None and p.get("blockedReason"):
+                self.blocked_requests.append(f"{url} (blocked: {p['blockedReason']})")
 
     def _send(self, method, **params):
         self._next_id += 1
@@ -319,17 +335,23 @@ class Page:
             self.pump(0.05)
 
     def _centre(self, selector):
+        return self.centre(f"document.querySelector({json.dumps(selector)})", repr(selector))
+
+    def centre(self, element_js, what=None):
+        """The (x, y) centre of the element that the JS expression element_js gives, scrolled
+        into view first: for elements a selector cannot name (one in a list, say)."""
+        what = what or element_js
         pos = self.eval(f"""(() => {{
-            const el = document.querySelector({json.dumps(selector)});
+            const el = {element_js};
             if (!el) return null;
             el.scrollIntoView({{block: 'center', inline: 'center'}});
             const r = el.getBoundingClientRect();
             return [r.left + r.width / 2, r.top + r.height / 2, r.width, r.height];
         }})()""")
         if pos is None:
-            raise BrowserError(f"no element matches {selector!r}")
+            raise BrowserError(f"no element {what}")
         if pos[2] <= 0 or pos[3] <= 0:
-            raise BrowserError(f"the element {selector!r} has no size (hidden?)")
+            raise BrowserError(f"the element {what} has no size (hidden?)")
         # Wait a frame so that layout after scrolling has settled.
         self.eval("new Promise(r => requestAnimationFrame(() => r(0)))")
         return pos[0], pos[1]
@@ -341,16 +363,30 @@ class Page:
         """Real mouse events at the element's centre (scrolled into view first).
         double=True sends two clicks, the second with clickCount 2, as a
         person's double-click does (so click, click, dblclick fire)."""
-        x, y = self._centre(selector)
+        self.click_at(*self._centre(selector), double=double)
+
+    def click_at(self, x, y, double=False):
+        """click() at (x, y) in CSS pixels of the viewport."""
         self._mouse("mouseMoved", x, y)
         for count in ((1, 2) if double else (1,)):
             self._mouse("mousePressed", x, y, button="left", buttons=1, clickCount=count)
             self._mouse("mouseReleased", x, y, button="left", buttons=0, clickCount=count)
         self.eval("new Promise(r => requestAnimationFrame(() => r(0)))")
 
-    def hover(self, selector):
-        x, y = self._centre(selector)
+    def move_to(self, x, y):
+        """The mouse to (x, y) in CSS pixels of the viewport, as a person moves it."""
         self._mouse("mouseMoved", x, y)
+        self.eval("new Promise(r => requestAnimationFrame(() => r(0)))")
+
+    def hover(self, selector):
+        self.move_to(*self._centre(selector))
+
+    def drag(self, x0, y0, x1, y1):
+        """The left button pressed at (x0, y0), moved to (x1, y1) and released there."""
+        self._mouse("mouseMoved", x0, y0)
+        self._mouse("mousePressed", x0, y0, button="left", buttons=1, clickCount=1)
+        self._mouse("mouseMoved", x1, y1, button="left", buttons=1)
+        self._mouse("mouseReleased", x1, y1, button="left", buttons=0, clickCount=1)
         self.eval("new Promise(r => requestAnimationFrame(() => r(0)))")
 
     def press_key(self, key, code=None, key_code=None):

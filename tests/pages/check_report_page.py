@@ -12,6 +12,7 @@ page's own data with the rules the page documents: a training record gives a ser
 that is not a finite number is skipped, a record with model_step (the best model evaluated again
 at the end) is no point of a curve, and a path draws at most 2,000 points.
 """
+import datetime
 import json
 import math
 import re
@@ -27,8 +28,8 @@ MAX_DRAWN = 2000
 NOT_TRAIN_METRIC = {"step", "elapsed_seconds"}
 NOT_EVAL_METRIC = {"step", "split", "model_step", "elapsed_seconds"}
 DATA_RE = re.compile(r'<script id="heed-data" type="application/json">(.*?)</script>', re.S)
-REFRESH_RE = re.compile(r'<meta\s+http-equiv="refresh"', re.I)
-REFRESH_TAG_RE = re.compile(r'<meta\s+http-equiv="refresh"[^>]*>', re.I)
+REFRESH_RE = re.compile(r'<meta\s+name="heed-refresh"', re.I)
+REFRESH_TAG_RE = re.compile(r'<meta\s+name="heed-refresh"[^>]*>', re.I)
 
 
 def is_num(v):
@@ -53,6 +54,19 @@ def expected_curves(data):
                 if not is_eval and key == "loss":
                     counts[(key, i, "loss-smoothed")] += 1
     return {k: min(n, MAX_DRAWN) for k, n in counts.items()}
+
+
+def is_stale(run, data):
+    """A running run's page older than the time by which its trainer said it would write the
+    next one: the page shows it as stopped (a run killed by SIGKILL)."""
+    after = run.get("stale_after_seconds")
+    if run.get("status") != "running" or not is_num(after):
+        return False
+    try:
+        written = datetime.datetime.fromisoformat(data["generated"].replace("Z", "+00:00"))
+    except (KeyError, AttributeError, ValueError):
+        return False
+    return (datetime.datetime.now(datetime.timezone.utc) - written).total_seconds() > after
 
 
 def fmt_count(n):
@@ -231,7 +245,8 @@ class Checker:
             if not self.check(card is not None, f"run {i}: no .run-card"):
                 continue
             text = card["text"]
-            wants = [run.get("name"), run.get("status")]
+            stale = is_stale(run, data)
+            wants = [run.get("name"), "stopped?" if stale else run.get("status")]
             p = run.get("progress") or {}
             if is_num(p.get("step")) and is_num(p.get("max_steps")) and p["max_steps"] > 0:
                 wants.append(f"{p['step']:,} / {p['max_steps']:,}")
@@ -246,7 +261,9 @@ class Checker:
                 wants.append(f"{machine['threads']} thread")
             if is_num(p.get("elapsed_seconds")):
                 wants.append("elapsed")
-            if run.get("status") == "running":
+            if stale:
+                wants.append("last word")
+            elif run.get("status") == "running":
                 wants.append("remaining")
             for want in wants:
                 if want:

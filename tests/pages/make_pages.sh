@@ -3,7 +3,8 @@
 #   make_pages.sh BUILD_DIR OUT_DIR
 # OUT_DIR/runs/{bert,bert_twin,gpt,seq2seq} (each with its report.html), the attention pages
 # of their checkpoints with the --json data beside them (attention_{bert,gpt,seq2seq}.html and
-# .json), and compare.html (report of the two BERT runs). Run from the source directory.
+# .json), compare.html (report of the two BERT runs), and injection/pages/ for
+# check_page_injection.py (payloads in every field). Run from the source directory.
 set -euo pipefail
 build=${1:?usage: make_pages.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: make_pages.sh BUILD_DIR OUT_DIR}
@@ -41,3 +42,24 @@ attention gpt gpt --text "the cat sat on the mat because it was tired"
 attention seq2seq seq2seq --text "HELLO"
 
 "$build/programs/report" "$out/runs/bert" "$out/runs/bert_twin" --out "$out/compare.html"
+
+# The injection check's pages (check_page_injection.py --pages): runs whose every field holds a
+# payload, drawn by the real report program, and attention pages of the real infer program
+# over payload texts and a checkpoint reached through a directory named by a payload.
+inputs="$out/injection"
+mapfile -t payload_runs < <(python3 tests/pages/check_page_injection.py --write-inputs "$inputs")
+mkdir -p "$inputs/pages"
+"$build/programs/report" "${payload_runs[0]}" --out "$inputs/pages/report_one.html" 2>/dev/null
+"$build/programs/report" "${payload_runs[@]}" --out "$inputs/pages/report_two.html" 2>/dev/null
+parent="$inputs/$(cat "$inputs/checkpoint_parent.txt")"
+mkdir -p "$parent"
+for run in bert gpt seq2seq; do
+  ln -s "$(ls -d "$(realpath "$out/runs/$run")"/checkpoint-* | sort -V | tail -1)" "$parent/$run"
+done
+text=$(cat "$inputs/text.txt")
+"$build/programs/infer" attention --checkpoint "$parent/bert" --text "$text" \
+  --text-pair "$(cat "$inputs/text_pair.txt")" --out "$inputs/pages/attention_bert.html"
+"$build/programs/infer" attention --checkpoint "$parent/gpt" --text "$text" \
+  --out "$inputs/pages/attention_gpt.html"
+"$build/programs/infer" attention --checkpoint "$parent/seq2seq" --text "$text" \
+  --target "$(cat "$inputs/target.txt")" --out "$inputs/pages/attention_seq2seq.html"

@@ -5,25 +5,46 @@ testing viz/attention.html without a model.
     sample_attention.py OUTDIR [--template viz/attention.html] [--big]
 
 writes OUTDIR/{bert,gpt2,bart}.json and .html (and big.json/.html with --big: 512 tokens,
-4 layers x 4 heads). fill_template() fills the template the way `infer attention` does.
+4 layers x 4 heads). fill_template() fills the template the way `infer attention` does
+(viz/page.cpp): /*HEED_SCRIPT_HASHES*/, in the page's Content-Security-Policy, becomes
+'sha256-...' of each <script> element written with no attributes (the base64 SHA-256 of the
+exact text up to its </script>), without which the browser runs none of the page's script;
+then the data replaces its placeholder.
 """
 
 import argparse
+import base64
+import hashlib
 import json
 import math
 import random
 from pathlib import Path
 
 PLACEHOLDER = "/*HEED_DATA*/"
+HASHES_MARKER = "/*HEED_SCRIPT_HASHES*/"
 SPECIAL = {"[CLS]", "[SEP]", "[PAD]", "[BOS]", "[EOS]", "<s>", "</s>", "<pad>"}
 
 
+def script_hashes(template_text):
+    """The Content-Security-Policy sources that let the template's own scripts run."""
+    sources, at = [], 0
+    while (start := template_text.find("<script>", at)) >= 0:
+        end = template_text.find("</script>", start)
+        digest = hashlib.sha256(template_text[start + len("<script>"):end].encode("utf-8")).digest()
+        sources.append(f"'sha256-{base64.b64encode(digest).decode()}'")
+        at = end
+    return " ".join(sources)
+
+
 def fill_template(template_text, data):
-    """The page for `data`: the placeholder replaced by the JSON, every '<' escaped so that
-    no '</script>' can end the data block early (JSON.parse reads \\u003c back as '<')."""
-    if template_text.count(PLACEHOLDER) != 1:
-        raise ValueError(f"the template must hold {PLACEHOLDER} exactly once")
-    return template_text.replace(PLACEHOLDER, json.dumps(data, separators=(",", ":")).replace("<", "\\u003c"))
+    """The page for `data`: the script hashes in its policy, and the placeholder replaced by the
+    JSON (last, as the data may hold the hashes marker's text), every '<' escaped so that no
+    '</script>' can end the data block early (JSON.parse reads \\u003c back as '<')."""
+    for marker in (PLACEHOLDER, HASHES_MARKER):
+        if template_text.count(marker) != 1:
+            raise ValueError(f"the template must hold {marker} exactly once")
+    page = template_text.replace(HASHES_MARKER, script_hashes(template_text))
+    return page.replace(PLACEHOLDER, json.dumps(data, separators=(",", ":")).replace("<", "\\u003c"))
 
 
 def _matrix(rng, nq, nk, causal, layer, head, decimals=None, peak=3.0, noise=1.0, locality=0.0):

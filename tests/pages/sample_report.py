@@ -9,11 +9,16 @@ OUT_DIR/compare.html (two CLM runs of 3,000 and 2,200 training records on the sa
 stopped), OUT_DIR/single.html (a run with one record) and OUT_DIR/empty.html (a run with no
 record yet), and prints their paths.
 
-fill() is the substitution the C++ side makes: the JSON replaces /*HEED_DATA*/ with every '<'
-escaped (so no '</script>' can end the data early, and JSON.parse reads it unchanged), and the
-refresh marker becomes a meta refresh tag while a run is going.
+fill() is the substitution the C++ side (viz/page.cpp) makes: the refresh marker becomes a meta
+refresh tag while a run is going; /*HEED_SCRIPT_HASHES*/, in the page's Content-Security-Policy,
+becomes 'sha256-...' of each <script> element written with no attributes (the base64 SHA-256 of
+the exact text up to its </script>), without which the browser runs none of the page's script;
+and, last, since the data may hold the other markers' text, the JSON replaces /*HEED_DATA*/ with
+every '<' escaped (so no '</script>' can end the data early, and JSON.parse reads it unchanged).
 """
 import argparse
+import base64
+import hashlib
 import json
 import math
 import random
@@ -21,17 +26,30 @@ from pathlib import Path
 
 DATA_MARKER = "/*HEED_DATA*/"
 REFRESH_MARKER = "<!--HEED_REFRESH-->"
-REFRESH_TAG = '<meta http-equiv="refresh" content="30">'
+HASHES_MARKER = "/*HEED_SCRIPT_HASHES*/"
+REFRESH_TAG = '<meta name="heed-refresh" content="30">'
 TEMPLATE = Path(__file__).resolve().parents[2] / "viz" / "report.html"
 
 
+def script_hashes(template: str) -> str:
+    """The Content-Security-Policy sources that let the template's own scripts run."""
+    sources, at = [], 0
+    while (start := template.find("<script>", at)) >= 0:
+        end = template.find("</script>", start)
+        digest = hashlib.sha256(template[start + len("<script>"):end].encode("utf-8")).digest()
+        sources.append(f"'sha256-{base64.b64encode(digest).decode()}'")
+        at = end
+    return " ".join(sources)
+
+
 def fill(template: str, data: dict) -> str:
-    assert template.count(DATA_MARKER) == 1, "the template holds the data marker once"
-    assert template.count(REFRESH_MARKER) == 1, "the template holds the refresh marker once"
+    for marker in (DATA_MARKER, REFRESH_MARKER, HASHES_MARKER):
+        assert template.count(marker) == 1, f"the template holds {marker} once"
     # allow_nan=False: JSON has no NaN; nlohmann writes a non-finite double as null, and so must we.
     payload = json.dumps(data, allow_nan=False).replace("<", "\\u003c")
-    running = any(run["status"] == "running" for run in data["runs"])
+    running = any(isinstance(run, dict) and run.get("status") == "running" for run in data["runs"])
     page = template.replace(REFRESH_MARKER, REFRESH_TAG if running else "")
+    page = page.replace(HASHES_MARKER, script_hashes(template))
     return page.replace(DATA_MARKER, payload)
 
 
@@ -191,6 +209,9 @@ def samples():
     run_b = clm_run(rng, "runs/gpt_lr3e-4", 3e-4, "3.0e-4", "stopped", 11000, 3.4)
     return {
         "running": report("runs/bert_mlm", [running_run(rng)]),
+        # A run killed by SIGKILL: its own page still says running, but is older than the time
+        # by which the trainer said it would write the next one.
+        "killed": report("runs/bert_mlm", [dict(running_run(rng), stale_after_seconds=900.0)]),
         "finished": report("runs/seq2seq_g2p", [finished_run(rng)]),
         "compare": report("2 runs", [run_a, run_b]),
         "single": report("runs/tiny", [single_run()]),

@@ -198,3 +198,19 @@ TEST(Resume, AFinishedRunResumedWithFewerStepsLogsItsFinalEvaluationsOnce) {
   EXPECT_EQ(count(before, "\"split\":\"valid\""), count(after, "\"split\":\"valid\"")) << after;
   EXPECT_EQ(count(after, "\"split\":\"test\""), 1u) << after;
 }
+
+// A finished run moved to another directory: its final_metrics.json names the old path, which
+// made a resume evaluate it again and log its final evaluations twice.
+TEST(Resume, AMovedFinishedRunIsStillFinished) {
+  const std::string out = fresh_dir("resume_moved_from"), moved = fresh_dir("resume_moved_to");
+  const std::string vocab = fresh_dir("resume_moved_vocab");
+  fs::create_directories(vocab);
+  const std::string own_vocab = " --set tokenizer.vocab=" + vocab + "/vocab.txt";
+  ASSERT_EQ(run_train(four_steps(out, own_vocab)).exit_code, 0);
+  fs::rename(out, moved);
+  const std::string metrics = file_bytes(moved + "/metrics.jsonl");
+  const Outcome o = run_train(four_steps(moved, own_vocab + " --resume"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("finished earlier"), std::string::npos) << o.output;
+  EXPECT_EQ(file_bytes(moved + "/metrics.jsonl"), metrics);
+}
