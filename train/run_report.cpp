@@ -6,6 +6,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 #include "autograd/error.h"
 #include "autograd/ops.h"
@@ -116,9 +117,14 @@ std::string judged_status(const fs::path& dir) {
 // Where the run is: its last step and time, and while it runs, the time left at its pace so
 // far (this process's steps only would be better, but the records do not say which they are).
 json progress(const json& records, const json& info, const json& final, const std::string& status) {
+  // A field of the kind the fallback is (an integer step, a number of seconds), else the
+  // fallback: final_metrics.json is read as found, and 1e300 is no step.
   const auto number_or = [](const json& object, const char* key, auto fallback) {
+    using T = decltype(fallback);
     const auto it = object.find(key);
-    return it != object.end() && it->is_number() ? it->get<decltype(fallback)>() : fallback;
+    const bool fits =
+        it != object.end() && (std::is_integral_v<T> ? it->is_number_integer() : it->is_number());
+    return fits ? it->get<T>() : fallback;
   };
   int64_t step = 0;
   double elapsed = 0.0;

@@ -32,7 +32,11 @@ std::vector<std::pair<int64_t, fs::path>> checkpoints(const fs::path& dir) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_directory() || name.rfind(kPrefix, 0) != 0) continue;
     const std::string digits = name.substr(std::string(kPrefix).size());
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+    // More than 18 digits is no step of ours, and would overflow int64_t.
+    if (digits.empty() || digits.size() > 18 ||
+        !std::all_of(digits.begin(), digits.end(), ::isdigit)) {
+      continue;
+    }
     out.emplace_back(std::stoll(digits), entry.path());
   }
   std::sort(out.begin(), out.end());
