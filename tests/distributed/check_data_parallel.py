@@ -259,8 +259,10 @@ def case_unshared(r):
     check(d == 0.0, f"resumed without a shared output_dir: the uninterrupted parameters ({d})")
 
 
-def case_bad_data(r):
-    """A data file that only rank 1 sees is malformed: the job ends at once, rank 1 says why."""
+def g2p_job_in_two_directories(r, edit_rank1_train):
+    """mpirun of the tiny G2P config with each of 2 ranks in its own working directory holding
+    its own copy of the data, rank 1's training file changed by `edit_rank1_train(path)`.
+    Returns (the finished process, the 2 directories, seconds it took)."""
     dirs = []
     for k in range(2):
         d = os.path.join(r.work, f"rank{k}")
@@ -268,9 +270,7 @@ def case_bad_data(r):
         for split in ["train", "valid", "test"]:
             shutil.copy(f"tests/tiny_data/g2p_{split}.tsv", os.path.join(d, "data"))
         dirs.append(d)
-    with open(os.path.join(dirs[1], "data", "g2p_train.tsv"), "a") as f:
-        f.write("a line without its target\n")
-    lines = sum(1 for _ in open(os.path.join(dirs[1], "data", "g2p_train.tsv")))
+    edit_rank1_train(os.path.join(dirs[1], "data", "g2p_train.tsv"))
     config = os.path.abspath("configs/tiny/seq2seq_g2p.yaml")
     args = [r.train, "--config", config] + sum(
         [["--set", s] for s in ["data.train=data/g2p_train.tsv", "data.valid=data/g2p_valid.tsv",
@@ -280,7 +280,16 @@ def case_bad_data(r):
     start = time.monotonic()
     result = subprocess.run(command, capture_output=True, text=True, timeout=120,
                             env=mpi_environment())
-    seconds = time.monotonic() - start
+    return result, dirs, time.monotonic() - start
+
+
+def case_bad_data(r):
+    """A data file that only rank 1 sees is malformed: the job ends at once, rank 1 says why."""
+    def add_a_bad_line(path):
+        with open(path, "a") as f:
+            f.write("a line without its target\n")
+    result, dirs, seconds = g2p_job_in_two_directories(r, add_a_bad_line)
+    lines = sum(1 for _ in open(os.path.join(dirs[1], "data", "g2p_train.tsv")))
     check(result.returncode != 0, f"mpirun exits non-zero ({result.returncode})")
     expected = f"train: rank 1 of 2: error: data/g2p_train.tsv:{lines}: expected source<TAB>target"
     check(expected in result.stderr, f"the failing rank's line: {expected!r}")
@@ -291,24 +300,10 @@ def case_different_data(r):
     """A training file that is valid on both ranks but differs (another working directory, another
     node): found training silently to "done" by the second fault matrix. Now the job ends before
     any step, the differing rank naming the key and the file."""
-    dirs = []
-    for k in range(2):
-        d = os.path.join(r.work, f"rank{k}")
-        os.makedirs(os.path.join(d, "data"))
-        for split in ["train", "valid", "test"]:
-            shutil.copy(f"tests/tiny_data/g2p_{split}.tsv", os.path.join(d, "data"))
-        dirs.append(d)
-    train_file = os.path.join(dirs[1], "data", "g2p_train.tsv")
-    lines = open(train_file).read().splitlines(keepends=True)
-    open(train_file, "w").writelines(lines[1:] + lines[:1])  # the same pairs, another order
-    config = os.path.abspath("configs/tiny/seq2seq_g2p.yaml")
-    args = [r.train, "--config", config] + sum(
-        [["--set", s] for s in ["data.train=data/g2p_train.tsv", "data.valid=data/g2p_valid.tsv",
-                                "data.test=data/g2p_test.tsv", "train.output_dir=out"]], [])
-    command = MPIRUN + ["-np", "1", "--wdir", dirs[0]] + args + [":", "-np", "1", "--wdir",
-                                                                   dirs[1]] + args
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120,
-                            env=mpi_environment())
+    def reorder(path):  # the same pairs, another order
+        lines = open(path).read().splitlines(keepends=True)
+        open(path, "w").writelines(lines[1:] + lines[:1])
+    result, dirs, _ = g2p_job_in_two_directories(r, reorder)
     check(result.returncode != 0, f"mpirun exits non-zero ({result.returncode})")
     expected = ("train: rank 1 of 2: error: data.train: data/g2p_train.tsv differs from rank 0's "
                 "(SHA-256 ")

@@ -13,27 +13,16 @@ then the data replaces its placeholder.
 """
 
 import argparse
-import base64
-import hashlib
 import json
 import math
 import random
 from pathlib import Path
 
+from sample_report import script_hashes  # the one substitution both pages' fill() make
+
 PLACEHOLDER = "/*HEED_DATA*/"
 HASHES_MARKER = "/*HEED_SCRIPT_HASHES*/"
 SPECIAL = {"[CLS]", "[SEP]", "[PAD]", "[BOS]", "[EOS]", "<s>", "</s>", "<pad>"}
-
-
-def script_hashes(template_text):
-    """The Content-Security-Policy sources that let the template's own scripts run."""
-    sources, at = [], 0
-    while (start := template_text.find("<script>", at)) >= 0:
-        end = template_text.find("</script>", start)
-        digest = hashlib.sha256(template_text[start + len("<script>"):end].encode("utf-8")).digest()
-        sources.append(f"'sha256-{base64.b64encode(digest).decode()}'")
-        at = end
-    return " ".join(sources)
 
 
 def fill_template(template_text, data):
