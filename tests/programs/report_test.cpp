@@ -3,6 +3,8 @@
 // a bad record is skipped with a counted warning; every error names its file.
 #include <sys/stat.h>
 
+#include <nlohmann/json.hpp>
+
 #include "programs/programs_fixture.h"
 
 namespace heed {
@@ -39,6 +41,33 @@ TEST_F(Report, BadRecordsAreSkippedWithACountedWarningNamingTheFileAndLine) {
                        "line 4: 'step' is \"3\", not a step number)\n");
   const std::string page = file(path("page.html"));
   EXPECT_NE(page.find("{\"loss\":1.5,\"step\":5}"), std::string::npos);  // the good ones drawn
+}
+
+// A 100 MB metrics.jsonl made a page no browser could open: the page draws at most 20,000
+// training records a run (every k-th, and the last), says so, and keeps every evaluation.
+TEST_F(Report, ALongRunsTrainingRecordsAreThinnedForDrawingAndEvaluationsKept) {
+  std::string records;
+  for (int step = 1; step <= 50000; ++step) {
+    records += "{\"step\": " + std::to_string(step) + ", \"loss\": 1.5}\n";
+    if (step % 1000 == 0) {
+      records += "{\"step\": " + std::to_string(step) + ", \"split\": \"valid\", \"loss\": 2}\n";
+    }
+  }
+  const Outcome r = run_report(make_run("long", records));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string page = file(path("page.html"));
+  const std::string open = "<script id=\"heed-data\" type=\"application/json\">";
+  const size_t begin = page.find(open) + open.size();
+  const nlohmann::json run =
+      nlohmann::json::parse(page.substr(begin, page.find("</script>", begin) - begin))["runs"][0];
+  EXPECT_EQ(run["records_thinned"], nlohmann::json({{"every", 3}, {"of", 50000}}));
+  size_t training = 0, evaluations = 0;
+  for (const nlohmann::json& record : run["records"]) {
+    ++(record.contains("split") ? evaluations : training);
+  }
+  EXPECT_EQ(training, 16668u);  // steps 1, 4, ..., 49999, and the last, 50000
+  EXPECT_EQ(evaluations, 50u);
+  EXPECT_EQ(run["progress"]["step"], 50000);
 }
 
 TEST_F(Report, EveryDamagedFileIsAnErrorNamingIt) {
