@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <type_traits>
@@ -123,8 +124,13 @@ TruncationSettings load_truncation(const std::string& dir) {
   TruncationSettings t;
   if (auto it = j.find("model_max_length"); it != j.end() && it->is_number()) {
     const double n = it->get<double>();
-    HEED_CHECK(n > 0, "{}: model_max_length is {}; it must be positive", path, it->dump());
-    if (n <= kLargestMaxLength) t.max_length = static_cast<int64_t>(n);
+    // Found by fuzz/json_files_fuzz.cpp: 0.1 passed "positive" and became a limit of 0.
+    HEED_CHECK(n >= 1, "{}: model_max_length is {}; it must be at least 1", path, it->dump());
+    if (n <= kLargestMaxLength) {
+      HEED_CHECK(n == std::floor(n), "{}: model_max_length is {}; it must be a whole number", path,
+                 it->dump());
+      t.max_length = static_cast<int64_t>(n);
+    }
   }
   if (auto it = j.find("heed_truncation"); it != j.end()) {
     const std::string given = it->is_string() ? it->get<std::string>() : "";

@@ -82,6 +82,17 @@ TEST(TextTokenizer, MalformedTokenizerConfigIsAnErrorNamingTheFileAndKey) {
   }
   dir.write("tokenizer_config.json", "[1]");
   EXPECT_THROW(load_truncation(model), Error);
+  // Found by fuzz/json_files_fuzz.cpp: a fraction below 1 passed as "positive" and became a
+  // limit of 0 tokens.
+  for (const char* bad : {R"({"model_max_length": 0.1})", R"({"model_max_length": 0})",
+                          R"({"model_max_length": 512.5})"}) {
+    dir.write("tokenizer_config.json", bad);
+    EXPECT_THROW(load_truncation(model), Error) << bad;
+  }
+  dir.write("tokenizer_config.json", R"({"model_max_length": 512})");
+  EXPECT_EQ(load_truncation(model).max_length, 512);
+  dir.write("tokenizer_config.json", R"({"model_max_length": 1e30})");  // HF's "no limit"
+  EXPECT_FALSE(load_truncation(model).max_length.has_value());
   // null and absent keys keep their defaults, as before.
   dir.write("tokenizer_config.json", R"({"tokenizer_class": null, "strip_accents": null})");
   EXPECT_EQ(TextTokenizer::load(model).encode("The"), TextTokenizer::load(model).encode("the"));
