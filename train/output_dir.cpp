@@ -21,12 +21,13 @@ bool holds_a_run(const fs::path& dir) {
          !earlier_run_files(dir.string()).empty();
 }
 
-// What `dir` holds besides the run's own inputs that the config places there (a vocabulary
-// trained earlier, a data file): names, sorted.
+// What `dir` holds besides the run's own inputs that the config places there (its config file,
+// a vocabulary trained earlier, a data file): names, sorted.
 std::vector<std::string> foreign_entries(const fs::path& dir, const RunConfig& c) {
   std::set<fs::path> inputs;
   for (const std::optional<std::string>& input :
-       {c.tokenizer.vocab, std::optional(c.data.train), c.data.valid, c.data.test, c.init_from}) {
+       {c.tokenizer.vocab, std::optional(c.data.train), c.data.valid, c.data.test, c.init_from,
+        std::optional(c.origins.file)}) {
     if (input) inputs.insert(fs::weakly_canonical(*input));
   }
   std::vector<std::string> out;

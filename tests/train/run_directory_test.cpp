@@ -107,7 +107,10 @@ TEST(RunDirectory, TheRunsOwnInputsThereAreNotForeign) {
   const std::string out = fresh_dir("own_inputs");
   fs::create_directories(out);
   fs::copy_file(HEED_SOURCE_DIR "/tests/data/golden/vocab.txt", fs::path(out) / "vocab.txt");
-  const Outcome o = run_train(two_steps(out));
+  fs::copy_file(HEED_SOURCE_DIR "/configs/tiny/bert_mlm.yaml", fs::path(out) / "run.yaml");
+  std::string args = two_steps(out);
+  args.replace(args.find("configs/tiny/bert_mlm.yaml"), 26, out + "/run.yaml");
+  const Outcome o = run_train(args);
   EXPECT_EQ(o.exit_code, 0) << o.output;
 }
 
