@@ -1,0 +1,101 @@
+#pragma once
+// GPT-2's byte-level BPE, id for id as OpenAI's encoder.py (and Hugging Face's GPT2Tokenizer,
+// RoBERTa's and BART's, and tiktoken's "gpt2"): text is cut into words by GPT-2's pattern run
+// through ICU's regex engine, each word's UTF-8 bytes become visible symbols (bytes_to_unicode),
+// and adjacent symbols are merged by the rank of their line in merges.txt. Every byte string
+// has a spelling, so there is no unknown token and decode gives back the exact bytes.
+//
+// encode() reads the whole text as ordinary text, as tiktoken's encode_ordinary: a special
+// token's spelling in it ("<|endoftext|>") is cut into ordinary pieces. Special tokens are the
+// business of whoever adds them around the ids.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "data/vocab.h"
+
+namespace heed::data {
+
+struct ByteLevelBpeOptions {
+  // RoBERTa and BART: a space before a text that does not start with whitespace, so its first
+  // word is spelled as a word inside a sentence ("Ġhello"). GPT-2: false.
+  bool add_prefix_space = false;
+  // How many words' ids encode() remembers; the cache is emptied when full, so memory stays
+  // bounded on any corpus. 0 turns it off.
+  size_t cache_capacity = 10000;
+};
+
+// The symbol each byte is spelled with in vocab.json and merges.txt: the printable bytes
+// ('!'..'~', U+00A1..U+00AC, U+00AE..U+00FF) stand for themselves, the other 68 for
+// U+0100, U+0101, ... in increasing byte order.
+const std::array<char32_t, 256>& bytes_to_unicode();
+
+// `bytes` as valid UTF-8, each maximal invalid subsequence replaced by U+FFFD: what Python's
+// bytes.decode("utf-8", errors="replace") gives (and so Hugging Face's decode).
+std::string replace_invalid_utf8(std::string_view bytes);
+
+class ByteLevelBpe {
+ public:
+  // Reads Hugging Face's vocab.json (a JSON object, token -> id, the ids 0..N-1 each once) and
+  // merges.txt (an optional "#version" first line, then one merge "a b" per line, ranked by
+  // order). A file that is missing or malformed, a merge naming a piece or making a token
+  // that vocab.json lacks, or a byte without a symbol throws heed::Error naming the file (and
+  // the line of merges.txt). A merges.txt cut at a line end cannot be told from a shorter one.
+  static ByteLevelBpe load(const std::string& vocab_json, const std::string& merges_txt,
+                           ByteLevelBpeOptions options = {});
+
+  // The ids of `utf8`. Text that is not valid UTF-8 throws heed::Error naming the byte
+  // offset: OpenAI's, Hugging Face's and tiktoken's encoders all take decoded text (a Python
+  // str), so none of them has an answer for invalid bytes to reproduce. Safe to call from
+  // several threads at once.
+  std::vector<int32_t> encode(std::string_view utf8) const;
+  // The words GPT-2's pattern cuts `utf8` into (after the prefix space, if added), in order;
+  // they concatenate to the text. Same UTF-8 rule as encode.
+  std::vector<std::string> pre_tokenize(std::string_view utf8) const;
+
+  // The bytes the ids spell, exactly. An id outside the vocabulary throws.
+  std::string decode_bytes(std::span<const int32_t> ids) const;
+  // decode_bytes as text: invalid UTF-8 (ids that split a character) becomes U+FFFD, as
+  // Hugging Face's errors="replace".
+  std::string decode(std::span<const int32_t> ids) const;
+
+  // The vocabulary entry of an id, in vocab.json's spelling ("Ġhello"); throws when out of range.
+  const std::string& token(int32_t id) const { return vocab_.token(id); }
+  std::optional<int32_t> id(std::string_view token) const { return vocab_.find(token); }
+  int32_t vocab_size() const { return vocab_.size(); }
+  const ByteLevelBpeOptions& options() const { return options_; }
+
+ private:
+  struct Merge {
+    int32_t rank;
+    int32_t result;
+  };
+  // The compiled pattern and the word cache: shared by copies, which are equally thread-safe.
+  struct Engine;
+
+  ByteLevelBpe() = default;
+  void load_vocab(const std::string& path);
+  void load_merges(const std::string& path);
+  void check_byte_symbols(const std::string& vocab_json);
+  // Checks the UTF-8 and adds the prefix space when asked (into `storage`).
+  std::string_view prepare(std::string_view text, std::string& storage) const;
+  std::vector<std::string_view> split_words(std::string_view text) const;
+  void encode_word(std::string_view word, std::vector<int32_t>& out) const;
+  std::vector<int32_t> merge_word(std::string_view word) const;
+
+  ByteLevelBpeOptions options_;
+  Vocab vocab_;
+  std::vector<std::string> token_bytes_;        // id -> the bytes it spells
+  std::array<int32_t, 256> byte_ids_{};         // byte -> id of its one-symbol token
+  std::unordered_map<uint64_t, Merge> merges_;  // (left id << 32 | right id) -> merge
+  std::shared_ptr<Engine> engine_;
+};
+
+}  // namespace heed::data
