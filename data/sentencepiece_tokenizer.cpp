@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "autograd/error.h"
+#include "data/spiece_model_check.h"
+#include "io/text_file.h"
 
 namespace heed::data {
 
@@ -77,8 +79,12 @@ SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& spiece_mo
   // The library throws std::ios_failure out of Load on a directory (uncaught, it aborts).
   HEED_CHECK(!std::filesystem::is_directory(spiece_model),
              "{}: is a directory, not a SentencePiece model (spiece.model)", spiece_model);
+  const std::string bytes = io::read_text_file(spiece_model);
+  if (const std::optional<std::string> problem = unloadable_piece(bytes)) {
+    fail("{}: cannot load as a SentencePiece model: {}", spiece_model, *problem);
+  }
   auto impl = std::make_shared<Impl>();
-  const auto status = impl->processor.Load(spiece_model);
+  const auto status = impl->processor.LoadFromSerializedProto(bytes);
   HEED_CHECK(status.ok(), "{}: cannot load as a SentencePiece model: {}", spiece_model,
              reason(status));
   SentencePieceTokenizer tokenizer;

@@ -158,7 +158,13 @@ TEST(SentencePieceTokenizer, FilesThatAreNotModelsThrowNamingTheFileAndTheLibrar
   std::mt19937 rng(7);
   std::string random(4096, '\0');
   for (char& c : random) c = static_cast<char>(rng());
+  // Found by fuzz/spm_fuzz.cpp: a piece with a NUL byte made the library abort the process.
+  std::string nul_piece = model;
+  const size_t piece = nul_piece.find("\xe2\x96\x81");  // the first piece spelt with "▁"
+  ASSERT_NE(piece, std::string::npos);
+  nul_piece[piece] = '\0';
   const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir.write("nul_piece.model", nul_piece), "holds a NUL byte"},
       {dir.file("missing.model"), "No such file"},
       {dir.file(""), "is a directory"},
       {dir.write("empty.model", ""), "unk is not defined"},
