@@ -13,17 +13,9 @@
 namespace heed::data {
 namespace {
 
+using testing::error_of;
 using testing::golden_path;
 using testing::ScratchDir;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(TextClassification, LabelsFromTheFileAndPairs) {
   ScratchDir dir;

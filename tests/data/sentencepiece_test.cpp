@@ -14,6 +14,7 @@
 namespace heed::data {
 namespace {
 
+using testing::error_of;
 using testing::ScratchDir;
 
 std::string spm_path(const std::string& name) {
@@ -29,15 +30,6 @@ const nlohmann::json& fixture() {
     return nlohmann::json::parse(in);
   }();
   return json;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // gmock's HasSubstr without gmock, which the test suites do not link.

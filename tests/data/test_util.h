@@ -1,5 +1,6 @@
 #pragma once
-// Helpers shared by the data tests: scratch files in a per-test temporary directory.
+// Helpers shared by the data tests: scratch files in a per-test temporary directory, the message
+// of an expected error.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -7,10 +8,23 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "autograd/error.h"
+
 namespace heed::data::testing {
+
+// The message of the heed::Error that `f` throws, or "" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 inline std::string golden_path(const std::string& name) {
   return std::string(HEED_DATA_TEST_DIR) + "/golden/" + name;

@@ -12,6 +12,7 @@
 namespace heed::data {
 namespace {
 
+using testing::error_of;
 using testing::golden_path;
 using testing::ScratchDir;
 
@@ -23,15 +24,6 @@ const char* kCorpus =
     "hello world\n"
     "\n"
     "我是中国人\n";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(TokenCache, BuildsDocumentsAndReopensWithoutRebuilding) {
   ScratchDir dir;

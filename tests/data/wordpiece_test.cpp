@@ -13,6 +13,7 @@
 namespace heed::data {
 namespace {
 
+using testing::error_of;
 using testing::golden_path;
 using testing::ScratchDir;
 
@@ -138,15 +139,6 @@ TEST(WordPiece, InvalidUtf8InTextIsAnError) {
   EXPECT_THROW(tok.encode_ids("\xED\xA0\x80"), Error);  // a UTF-16 surrogate
   EXPECT_THROW(tok.encode_ids("\xC0\xAF"), Error);      // over-long '/'
   EXPECT_THROW(tok.encode_ids("abc\xE4\xB8"), Error);   // truncated
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Vocab, BadFilesGiveClearErrors) {
