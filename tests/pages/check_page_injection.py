@@ -85,7 +85,7 @@ ATTENTION_TEXTS = {"text.txt": "<b id=pwned>", "text_pair.txt": "'><i id=x>",
                    "target.txt": '<svg onload=__pwned=1> "><b>'}
 
 DATA_RE = re.compile(r'<script id="heed-data" type="application/json">(.*?)</script>', re.S)
-REFRESH_TAG_RE = re.compile(r'<meta\s+http-equiv="refresh"[^>]*>', re.I)
+REFRESH_TAG_RE = re.compile(r'<meta\s+name="heed-refresh"[^>]*>', re.I)
 CSP_RE = re.compile(r'<meta\s+http-equiv="Content-Security-Policy"\s+content="([^"]*)"\s*/?>', re.I)
 MARKERS = ("/*HEED_DATA*/", "/*HEED_SCRIPT_HASHES*/", "<!--HEED_REFRESH-->")
 # What a policy may allow, directive by directive; anything else (a host, *, 'self', a scheme
@@ -409,7 +409,7 @@ class Checker:
         if not self.check(kind is not None, "neither the report nor the attention page"):
             return
         self.static_checks(html)
-        # A copy without the meta refresh: the page must not reload under the checks.
+        # A copy without the heed-refresh meta: the page must not reload under the checks.
         with tempfile.TemporaryDirectory(prefix="heed-injection-page-") as tmp:
             shown = Path(tmp) / self.path.name
             shown.write_text(REFRESH_TAG_RE.sub("", html), encoding="utf-8")

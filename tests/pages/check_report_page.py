@@ -154,8 +154,8 @@ class Checker:
             return None
         running = any(isinstance(r, dict) and r.get("status") == "running" for r in data["runs"])
         refresh = bool(REFRESH_RE.search(html))
-        self.check(refresh == running, "a meta refresh is present" if refresh else
-                   "no meta refresh although a run is running")
+        self.check(refresh == running, "the heed-refresh meta is present" if refresh else
+                   "no heed-refresh meta although a run is running")
         for src in re.findall(r'<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)="([^"]*)"', html):
             self.check(False, f"the page loads an external resource: {src}")
         return data
@@ -442,7 +442,7 @@ class Checker:
         data = self.static_checks()
         if data is None:
             return
-        # chromium sees a copy without the meta refresh (checked above): a slow check must not
+        # chromium sees a copy without the heed-refresh meta (checked above): a slow check must not
         # have the page reload under it.
         with tempfile.TemporaryDirectory(prefix="heed-report-page-") as tmp:
             shown = Path(tmp) / self.path.name
