@@ -18,6 +18,7 @@
 #include "autograd/generator.h"
 #include "data/loader.h"
 #include "io/json_fields.h"
+#include "train/checkpoint_manifest.h"
 #include "train/config/config.h"
 #include "train/distributed/world.h"
 
@@ -65,16 +66,6 @@ void remove_unfinished_checkpoints(const std::string& output_dir);
 
 // output_dir/checkpoint-`step`.
 std::string checkpoint_path(const std::string& output_dir, int64_t step);
-
-// How closely a checkpoint is checked against its manifest: the files' sizes (cheap: rotation),
-// or also their contents' SHA-256 (reads every byte: resume).
-enum class CheckpointCheck { sizes, contents };
-
-// Why `dir` is not a complete checkpoint (a file missing, of another size or contents than its
-// manifest.json recorded, a step in the manifest or trainer_state.json other than the
-// directory's), or nullopt when it is one.
-std::optional<std::string> checkpoint_problem(const std::string& dir,
-                                              CheckpointCheck check = CheckpointCheck::sizes);
 
 // Called with a checkpoint directory that is not complete, and why.
 using OnSkippedCheckpoint = std::function<void(const std::string& dir, const std::string& reason)>;
