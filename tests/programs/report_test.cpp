@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "programs/programs_fixture.h"
+#include "support/page_data.h"
 
 namespace heed {
 namespace {
@@ -55,11 +56,7 @@ TEST_F(Report, ALongRunsTrainingRecordsAreThinnedForDrawingAndEvaluationsKept) {
   }
   const Outcome r = run_report(make_run("long", records));
   ASSERT_EQ(r.code, 0) << r.err;
-  const std::string page = file(path("page.html"));
-  const std::string open = "<script id=\"heed-data\" type=\"application/json\">";
-  const size_t begin = page.find(open) + open.size();
-  const nlohmann::json run =
-      nlohmann::json::parse(page.substr(begin, page.find("</script>", begin) - begin))["runs"][0];
+  const nlohmann::json run = heed::testing::page_data(file(path("page.html")))["runs"][0];
   EXPECT_EQ(run["records_thinned"], nlohmann::json({{"every", 3}, {"of", 50000}}));
   size_t training = 0, evaluations = 0;
   for (const nlohmann::json& record : run["records"]) {

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "support/page_data.h"
 #include "train/run_train.h"
 #include "train/training_checkpoint.h"
 
@@ -146,10 +147,7 @@ TEST(RunDirectory, AKilledRunsOwnPageSaysByWhenItWouldHaveBeenRewritten) {
   const Outcome o = run_train(short_mlm_run(out, 6, ""), "HEED_FAULT_AFTER_STEP=3:KILL");
   ASSERT_EQ(o.exit_code, 128 + SIGKILL) << o.output;
   const std::string page = file_bytes(out + "/report.html");
-  const std::string open = "<script id=\"heed-data\" type=\"application/json\">";
-  const size_t begin = page.find(open) + open.size();
-  const nlohmann::json data =
-      nlohmann::json::parse(page.substr(begin, page.find("</script>", begin) - begin));
+  const nlohmann::json data = page_data(page);
   const nlohmann::json& run = data.at("runs").at(0);
   EXPECT_EQ(run.at("status"), "running");
   ASSERT_TRUE(run.at("stale_after_seconds").is_number()) << run.dump();
