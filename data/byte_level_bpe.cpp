@@ -3,6 +3,7 @@
 #include <unicode/regex.h>
 #include <unicode/utext.h>
 
+#include <algorithm>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,8 @@
 #include <unordered_set>
 
 #include "autograd/error.h"
+#include "data/byte_level_bpe_trainer.h"
+#include "data/fingerprint.h"
 #include "data/unicode.h"
 #include "io/text_file.h"
 
@@ -85,6 +88,59 @@ nlohmann::json parse_vocab_json(const std::string& path) {
   }
 }
 
+// vocab.json's tokens by id.
+std::vector<std::string> read_vocab_json(const std::string& path) {
+  const nlohmann::json j = parse_vocab_json(path);
+  HEED_CHECK(j.is_object(), "{}: expected a JSON object of token -> id, not {}", path,
+             j.type_name());
+  HEED_CHECK(!j.empty(), "{}: the vocabulary is empty", path);
+  const int64_t size = static_cast<int64_t>(j.size());
+  HEED_CHECK(size <= INT32_MAX, "{}: {} tokens are more than 32-bit ids can number", path, size);
+  std::vector<std::string> tokens(static_cast<size_t>(size));
+  std::vector<bool> taken(tokens.size(), false);
+  for (const auto& [token, value] : j.items()) {
+    HEED_CHECK(value.is_number_integer(), "{}: the id of '{}' is {}; it must be a whole number",
+               path, token, value.dump());
+    const int64_t id = value.get<int64_t>();
+    // Ids index the embedding matrix, so they must fill 0..size-1: a gap would be a row that
+    // no token owns.
+    HEED_CHECK(id >= 0 && id < size, "{}: the id of '{}' is {}; the {} ids must run from 0 to {}",
+               path, token, value.dump(), size, size - 1);
+    HEED_CHECK(!taken[id], "{}: the tokens '{}' and '{}' both have id {}", path, tokens[id], token,
+               id);
+    taken[id] = true;
+    tokens[id] = token;
+  }
+  return tokens;
+}
+
+// merges.txt's merges in rank order, and the line each is on (`lines`).
+std::vector<std::pair<std::string, std::string>> read_merges_txt(const std::string& path,
+                                                                 std::vector<size_t>& lines) {
+  const std::string text = io::read_text_file(path);
+  std::vector<std::pair<std::string, std::string>> merges;
+  std::string_view rest = text;
+  size_t line_no = 0;
+  while (!rest.empty()) {
+    const size_t eol = rest.find('\n');
+    std::string_view line = rest.substr(0, eol);
+    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line_no == 1 && line.starts_with("#version")) continue;
+    if (size_t bad = find_invalid_utf8(line); bad != std::string_view::npos)
+      fail("{}:{}: invalid UTF-8 at byte {} of the line", path, line_no, bad);
+    const size_t space = line.find(' ');
+    HEED_CHECK(space != std::string_view::npos && space > 0 && space + 1 < line.size() &&
+                   line.find(' ', space + 1) == std::string_view::npos,
+               "{}:{}: '{}' is not a merge (two pieces separated by one space)", path, line_no,
+               line);
+    merges.emplace_back(line.substr(0, space), line.substr(space + 1));
+    lines.push_back(line_no);
+  }
+  return merges;
+}
+
 }  // namespace
 
 const std::array<char32_t, 256>& bytes_to_unicode() {
@@ -136,13 +192,43 @@ struct ByteLevelBpe::Engine {
   std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> cache;
 };
 
+struct ByteLevelBpe::MergeNames {
+  std::string source;
+  const std::vector<size_t>* lines = nullptr;  // merges.txt's line of each merge, or none
+
+  std::string at(size_t i) const {
+    return lines ? fmt::format("{}:{}", source, (*lines)[i])
+                 : fmt::format("{}: merges[{}]", source, i);
+  }
+  std::string first(size_t i) const {
+    return lines ? fmt::format("line {}", (*lines)[i]) : fmt::format("merges[{}]", i);
+  }
+};
+
 ByteLevelBpe ByteLevelBpe::load(const std::string& vocab_json, const std::string& merges_txt,
                                 ByteLevelBpeOptions options) {
+  std::vector<std::string> tokens = read_vocab_json(vocab_json);
+  std::vector<size_t> lines;
+  const std::vector<std::pair<std::string, std::string>> merges =
+      read_merges_txt(merges_txt, lines);
+  return build(std::move(tokens), merges, options, vocab_json, MergeNames{merges_txt, &lines});
+}
+
+ByteLevelBpe ByteLevelBpe::from_parts(std::vector<std::string> tokens_by_id,
+                                      std::vector<std::pair<std::string, std::string>> merges,
+                                      ByteLevelBpeOptions options, const std::string& source) {
+  return build(std::move(tokens_by_id), merges, options, source, MergeNames{source});
+}
+
+ByteLevelBpe ByteLevelBpe::build(std::vector<std::string> tokens_by_id,
+                                 const std::vector<std::pair<std::string, std::string>>& merges,
+                                 ByteLevelBpeOptions options, const std::string& vocab_source,
+                                 const MergeNames& merge_names) {
   ByteLevelBpe bpe;
   bpe.options_ = options;
-  bpe.load_vocab(vocab_json);
-  bpe.check_byte_symbols(vocab_json);
-  bpe.load_merges(merges_txt);
+  bpe.set_vocab(std::move(tokens_by_id), vocab_source);
+  bpe.check_byte_symbols(vocab_source);
+  bpe.add_merges(merges, merge_names);
   bpe.engine_ = std::make_shared<Engine>();
   UErrorCode status = U_ZERO_ERROR;
   UParseError where;
@@ -153,34 +239,24 @@ ByteLevelBpe ByteLevelBpe::load(const std::string& vocab_json, const std::string
   return bpe;
 }
 
-void ByteLevelBpe::load_vocab(const std::string& path) {
-  const nlohmann::json j = parse_vocab_json(path);
-  HEED_CHECK(j.is_object(), "{}: expected a JSON object of token -> id, not {}", path,
-             j.type_name());
-  HEED_CHECK(!j.empty(), "{}: the vocabulary is empty", path);
-  const int64_t size = static_cast<int64_t>(j.size());
-  HEED_CHECK(size <= INT32_MAX, "{}: {} tokens are more than 32-bit ids can number", path, size);
-  std::vector<std::string> tokens(static_cast<size_t>(size));
-  std::vector<bool> taken(tokens.size(), false);
-  for (const auto& [token, value] : j.items()) {
-    HEED_CHECK(value.is_number_integer(), "{}: the id of '{}' is {}; it must be a whole number",
-               path, token, value.dump());
-    const int64_t id = value.get<int64_t>();
-    // Ids index the embedding matrix, so they must fill 0..size-1: a gap would be a row that
-    // no token owns.
-    HEED_CHECK(id >= 0 && id < size, "{}: the id of '{}' is {}; the {} ids must run from 0 to {}",
-               path, token, value.dump(), size, size - 1);
-    HEED_CHECK(!taken[id], "{}: the tokens '{}' and '{}' both have id {}", path, tokens[id], token,
-               id);
-    taken[id] = true;
-    tokens[id] = token;
+void ByteLevelBpe::set_vocab(std::vector<std::string> tokens_by_id, const std::string& source) {
+  HEED_CHECK(!tokens_by_id.empty(), "{}: the vocabulary is empty", source);
+  HEED_CHECK(tokens_by_id.size() <= INT32_MAX, "{}: {} tokens are more than 32-bit ids can number",
+             source, tokens_by_id.size());
+  for (size_t id = 0; id < tokens_by_id.size(); ++id) {
+    HEED_CHECK(find_invalid_utf8(tokens_by_id[id]) == std::string::npos,
+               "{}: the token of id {} is not valid UTF-8", source, id);
   }
-  vocab_ = Vocab(std::move(tokens));
+  try {
+    vocab_ = Vocab(std::move(tokens_by_id));
+  } catch (const Error& e) {
+    fail("{}: {}", source, e.what());  // a token listed twice
+  }
   token_bytes_.reserve(vocab_.tokens().size());
   for (const std::string& token : vocab_.tokens()) token_bytes_.push_back(spelled_bytes(token));
 }
 
-void ByteLevelBpe::check_byte_symbols(const std::string& vocab_json) {
+void ByteLevelBpe::check_byte_symbols(const std::string& source) {
   for (int b = 0; b < 256; ++b) {
     std::string symbol;
     append_utf8(symbol, bytes_to_unicode()[b]);
@@ -188,48 +264,32 @@ void ByteLevelBpe::check_byte_symbols(const std::string& vocab_json) {
     // Without it a word holding that byte would have no spelling.
     HEED_CHECK(found.has_value(),
                "{}: no token for byte 0x{:02X} (the symbol '{}'); byte-level BPE needs all 256",
-               vocab_json, b, symbol);
+               source, b, symbol);
     byte_ids_[b] = *found;
   }
 }
 
-void ByteLevelBpe::load_merges(const std::string& path) {
-  const std::string text = io::read_text_file(path);
-  std::string_view rest = text;
-  size_t line_no = 0, header_lines = 0;
-  while (!rest.empty()) {
-    const size_t eol = rest.find('\n');
-    std::string_view line = rest.substr(0, eol);
-    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line_no == 1 && line.starts_with("#version")) {
-      header_lines = 1;
-      continue;
-    }
-    if (size_t bad = find_invalid_utf8(line); bad != std::string_view::npos)
-      fail("{}:{}: invalid UTF-8 at byte {} of the line", path, line_no, bad);
-    const size_t space = line.find(' ');
-    HEED_CHECK(space != std::string_view::npos && space > 0 && space + 1 < line.size() &&
-                   line.find(' ', space + 1) == std::string_view::npos,
-               "{}:{}: '{}' is not a merge (two pieces separated by one space)", path, line_no,
-               line);
-    const std::string_view left = line.substr(0, space), right = line.substr(space + 1);
+void ByteLevelBpe::add_merges(const std::vector<std::pair<std::string, std::string>>& merges,
+                              const MergeNames& names) {
+  merges_.reserve(merges.size());
+  for (size_t i = 0; i < merges.size(); ++i) {
+    const auto& [left, right] = merges[i];
+    const std::string shown = left + " " + right;
     const std::optional<int32_t> left_id = vocab_.find(left), right_id = vocab_.find(right);
-    for (const auto& [piece, found] : {std::pair(left, left_id), std::pair(right, right_id)}) {
-      HEED_CHECK(found.has_value(), "{}:{}: the merge '{}' names '{}', which the vocabulary lacks",
-                 path, line_no, line, piece);
+    for (const auto& [piece, found] : {std::pair(&left, left_id), std::pair(&right, right_id)}) {
+      HEED_CHECK(found.has_value(), "{}: the merge '{}' names '{}', which the vocabulary lacks",
+                 names.at(i), shown, *piece);
     }
-    const std::string joined = std::string(left) + std::string(right);
+    const std::string joined = left + right;
     const std::optional<int32_t> result = vocab_.find(joined);
-    HEED_CHECK(result.has_value(), "{}:{}: the merge '{}' makes '{}', which the vocabulary lacks",
-               path, line_no, line, joined);
+    HEED_CHECK(result.has_value(), "{}: the merge '{}' makes '{}', which the vocabulary lacks",
+               names.at(i), shown, joined);
     const int32_t rank = static_cast<int32_t>(merges_.size());
     const auto [it, added] = merges_.emplace(pair_key(*left_id, *right_id), Merge{rank, *result});
     // Readers disagree on which rank a repeated merge has (Python's dict keeps the last), so
     // it is refused rather than guessed.
-    HEED_CHECK(added, "{}:{}: the merge '{}' is listed twice (first at line {})", path, line_no,
-               line, it->second.rank + 1 + header_lines);
+    HEED_CHECK(added, "{}: the merge '{}' is listed twice (first at {})", names.at(i), shown,
+               names.first(static_cast<size_t>(it->second.rank)));
   }
 }
 
@@ -249,26 +309,71 @@ std::string_view ByteLevelBpe::prepare(std::string_view text, std::string& stora
   return storage;
 }
 
+namespace {
+
+// Appends the matches of `matcher`'s pattern in `text`, which `input` reads, to `words`. ICU
+// matches the UTF-8 in place; its native indices are byte offsets into `text`.
+void append_matches(icu::RegexMatcher& matcher, UText* input, std::string_view text,
+                    std::vector<std::string_view>& words) {
+  UErrorCode status = U_ZERO_ERROR;
+  matcher.reset(input);
+  while (matcher.find(status)) {
+    const int64_t begin = matcher.start64(status), end = matcher.end64(status);
+    words.push_back(text.substr(static_cast<size_t>(begin), static_cast<size_t>(end - begin)));
+  }
+  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU regex failed: {}", u_errorName(status));
+}
+
+// A run of whitespace is matched by backtracking over it; ICU's default 8 MB backtracking
+// stack would refuse a text with megabytes of spaces that GPT-2 encodes.
+std::unique_ptr<icu::RegexMatcher> unlimited_matcher(const icu::RegexPattern& pattern) {
+  UErrorCode status = U_ZERO_ERROR;
+  std::unique_ptr<icu::RegexMatcher> matcher(pattern.matcher(status));
+  if (U_SUCCESS(status)) matcher->setStackLimit(0, status);
+  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU regex setup failed: {}", u_errorName(status));
+  return matcher;
+}
+
+}  // namespace
+
 std::vector<std::string_view> ByteLevelBpe::split_words(std::string_view text) const {
   std::vector<std::string_view> words;
   if (text.empty()) return words;
   UErrorCode status = U_ZERO_ERROR;
-  // ICU matches the UTF-8 in place; its native indices are byte offsets into `text`.
   std::unique_ptr<UText, decltype(&utext_close)> input(
       utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &status),
       &utext_close);
-  std::unique_ptr<icu::RegexMatcher> matcher(engine_->pattern->matcher(status));
-  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU regex setup failed: {}", u_errorName(status));
-  // A run of whitespace is matched by backtracking over it; ICU's default 8 MB backtracking
-  // stack would refuse a text with megabytes of spaces that GPT-2 encodes.
-  matcher->setStackLimit(0, status);
-  matcher->reset(input.get());
-  while (matcher->find(status)) {
-    const int64_t begin = matcher->start64(status), end = matcher->end64(status);
-    words.push_back(text.substr(static_cast<size_t>(begin), static_cast<size_t>(end - begin)));
-  }
-  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU regex failed: {}", u_errorName(status));
+  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU cannot read the text: {}",
+             u_errorName(status));
+  append_matches(*unlimited_matcher(*engine_->pattern), input.get(), text, words);
   return words;
+}
+
+void split_gpt2_words(std::string_view utf8, std::vector<std::string_view>& words) {
+  // Made once per thread: compiling the pattern and making a matcher cost more than matching
+  // a line of a corpus.
+  struct Splitter {
+    std::unique_ptr<icu::RegexPattern> pattern;
+    std::unique_ptr<icu::RegexMatcher> matcher;
+    UText input = UTEXT_INITIALIZER;
+    Splitter() {
+      UErrorCode status = U_ZERO_ERROR;
+      UParseError where;
+      pattern.reset(icu::RegexPattern::compile(
+          icu::UnicodeString::fromUTF8(icu::StringPiece(kGpt2Pattern.data(), kGpt2Pattern.size())),
+          0, where, status));
+      HEED_CHECK(U_SUCCESS(status), "ICU cannot compile GPT-2's pattern: {}", u_errorName(status));
+      matcher = unlimited_matcher(*pattern);
+    }
+    ~Splitter() { utext_close(&input); }
+  };
+  if (utf8.empty()) return;
+  thread_local Splitter splitter;
+  UErrorCode status = U_ZERO_ERROR;
+  utext_openUTF8(&splitter.input, utf8.data(), static_cast<int64_t>(utf8.size()), &status);
+  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU cannot read the text: {}",
+             u_errorName(status));
+  append_matches(*splitter.matcher, &splitter.input, utf8, words);
 }
 
 std::vector<std::string> ByteLevelBpe::pre_tokenize(std::string_view utf8) const {
@@ -372,6 +477,36 @@ std::string ByteLevelBpe::decode_bytes(std::span<const int32_t> ids) const {
     bytes += token_bytes_[static_cast<size_t>(id)];
   }
   return bytes;
+}
+
+std::vector<std::pair<std::string, std::string>> ByteLevelBpe::merge_list() const {
+  std::vector<std::pair<int32_t, uint64_t>> by_rank;
+  by_rank.reserve(merges_.size());
+  for (const auto& [pair, merge] : merges_) by_rank.emplace_back(merge.rank, pair);
+  std::ranges::sort(by_rank);
+  std::vector<std::pair<std::string, std::string>> list;
+  list.reserve(by_rank.size());
+  for (const auto& [rank, pair] : by_rank) {
+    list.emplace_back(token(static_cast<int32_t>(pair >> 32)),
+                      token(static_cast<int32_t>(pair & 0xFFFFFFFFu)));
+  }
+  return list;
+}
+
+void ByteLevelBpe::save(const std::string& dir) const {
+  save_byte_level_bpe({.tokens = vocab_.tokens(), .merges = merge_list()}, dir);
+}
+
+uint64_t ByteLevelBpe::fingerprint() const {
+  Fnv1a64 h;
+  h.update_u64(vocab_.fingerprint());
+  for (const auto& [left, right] : merge_list()) {
+    h.update(left);
+    h.update(" ");
+    h.update(right);
+    h.update("\n");
+  }
+  return h.value();
 }
 
 std::string ByteLevelBpe::decode(std::span<const int32_t> ids) const {

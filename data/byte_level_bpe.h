@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "data/vocab.h"
@@ -41,6 +42,12 @@ const std::array<char32_t, 256>& bytes_to_unicode();
 // bytes.decode("utf-8", errors="replace") gives (and so Hugging Face's decode).
 std::string replace_invalid_utf8(std::string_view bytes);
 
+// Appends to `words` the words GPT-2's pattern cuts `utf8` into, as views of it, in order (the
+// split ByteLevelBpe::pre_tokenize makes, without a vocabulary or a prefix space; for trainers).
+// `utf8` must be valid UTF-8: ICU would read an invalid byte as U+FFFD, so callers check first.
+// Safe to call from several threads at once (each keeps its own matcher).
+void split_gpt2_words(std::string_view utf8, std::vector<std::string_view>& words);
+
 class ByteLevelBpe {
  public:
   // Reads Hugging Face's vocab.json (a JSON object, token -> id, the ids 0..N-1 each once) and
@@ -50,6 +57,15 @@ class ByteLevelBpe {
   // the line of merges.txt). A merges.txt cut at a line end cannot be told from a shorter one.
   static ByteLevelBpe load(const std::string& vocab_json, const std::string& merges_txt,
                            ByteLevelBpeOptions options = {});
+  // The same from parts already in memory (what load() reads, or tokenizer.json holds): the
+  // vocabulary entries by id in vocab.json's spelling, and the merges in rank order. An empty
+  // vocabulary, a token listed twice or not UTF-8, a byte without a symbol, a merge naming a
+  // piece or making a token that the vocabulary lacks, or a merge listed twice throws
+  // heed::Error naming `source` (and the merge as "merges[i]").
+  static ByteLevelBpe from_parts(std::vector<std::string> tokens_by_id,
+                                 std::vector<std::pair<std::string, std::string>> merges,
+                                 ByteLevelBpeOptions options = {},
+                                 const std::string& source = "byte-level BPE");
 
   // The ids of `utf8`. Text that is not valid UTF-8 throws heed::Error naming the byte
   // offset: OpenAI's, Hugging Face's and tiktoken's encoders all take decoded text (a Python
@@ -69,6 +85,13 @@ class ByteLevelBpe {
   // The vocabulary entry of an id, in vocab.json's spelling ("Ġhello"); throws when out of range.
   const std::string& token(int32_t id) const { return vocab_.token(id); }
   std::optional<int32_t> id(std::string_view token) const { return vocab_.find(token); }
+  // Writes dir/vocab.json and dir/merges.txt as Hugging Face's BPE model.save does
+  // (save_byte_level_bpe).
+  void save(const std::string& dir) const;
+  // The merges in rank order, as (left, right) in vocab.json's spelling.
+  std::vector<std::pair<std::string, std::string>> merge_list() const;
+  // A fingerprint of the vocabulary and the merges (token caches key on it).
+  uint64_t fingerprint() const;
   int32_t vocab_size() const { return vocab_.size(); }
   const ByteLevelBpeOptions& options() const { return options_; }
 
@@ -80,10 +103,18 @@ class ByteLevelBpe {
   // The compiled pattern and the word cache: shared by copies, which are equally thread-safe.
   struct Engine;
 
+  // How messages name merge i: "merges.txt:5" (its line) or "SOURCE: merges[4]".
+  struct MergeNames;
+
   ByteLevelBpe() = default;
-  void load_vocab(const std::string& path);
-  void load_merges(const std::string& path);
-  void check_byte_symbols(const std::string& vocab_json);
+  static ByteLevelBpe build(std::vector<std::string> tokens_by_id,
+                            const std::vector<std::pair<std::string, std::string>>& merges,
+                            ByteLevelBpeOptions options, const std::string& vocab_source,
+                            const MergeNames& merge_names);
+  void set_vocab(std::vector<std::string> tokens_by_id, const std::string& source);
+  void check_byte_symbols(const std::string& source);
+  void add_merges(const std::vector<std::pair<std::string, std::string>>& merges,
+                  const MergeNames& names);
   // Checks the UTF-8 and adds the prefix space when asked (into `storage`).
   std::string_view prepare(std::string_view text, std::string& storage) const;
   std::vector<std::string_view> split_words(std::string_view text) const;

@@ -13,7 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-fuzz"
 all_targets=(safetensors_fuzz run_config_fuzz vocab_fuzz wordpiece_fuzz token_cache_fuzz
-  json_files_fuzz run_dir_fuzz bpe_fuzz spm_fuzz)
+  json_files_fuzz run_dir_fuzz bpe_fuzz spm_fuzz tokenizer_json_fuzz)
 
 seconds=60
 targets=()
