@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,10 @@ class Dataset {
   // without examples is left out); empty for the other kinds. A class set taken from the data
   // itself turns a typo in one row into a class: these name it.
   virtual std::vector<LabelCount> label_counts() const { return {}; }
+  // For a data set read as one stream of text (a language model's): its tokens per byte of
+  // the corpus, which turns a loss per token into bits per byte, the measure that compares
+  // models across tokenizers. Unset for the other kinds.
+  virtual std::optional<double> tokens_per_byte() const { return std::nullopt; }
 };
 
 // MLM pretraining examples: each document of the cache is cut into consecutive windows of at
@@ -61,6 +66,8 @@ class CausalWindowDataset : public Dataset {
   size_t size() const override { return num_windows_; }
   Example get(size_t index) const override;
   uint64_t stream_length() const { return stream_length_; }
+  // The stream's tokens (document separators included) per byte of the corpus file.
+  std::optional<double> tokens_per_byte() const override;
 
  private:
   int32_t stream_token(uint64_t position) const;

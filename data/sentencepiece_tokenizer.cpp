@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "autograd/error.h"
+#include "data/fingerprint.h"
 #include "data/spiece_model_check.h"
 #include "io/text_file.h"
 
@@ -16,6 +17,7 @@ namespace heed::data {
 
 struct SentencePieceTokenizer::Impl {
   sentencepiece::SentencePieceProcessor processor;
+  std::string serialized;
 };
 
 namespace {
@@ -88,6 +90,7 @@ SentencePieceTokenizer SentencePieceTokenizer::load(const std::string& spiece_mo
   HEED_CHECK(status.ok(), "{}: cannot load as a SentencePiece model: {}", spiece_model,
              reason(status));
   SentencePieceTokenizer tokenizer;
+  impl->serialized = bytes;
   tokenizer.impl_ = std::move(impl);
   tokenizer.source_ = spiece_model;
   return tokenizer;
@@ -157,6 +160,22 @@ int32_t SentencePieceTokenizer::bos_id() const {
 }
 int32_t SentencePieceTokenizer::eos_id() const {
   return impl_->processor.eos_id();
+}
+
+bool SentencePieceTokenizer::is_special(int32_t id) const {
+  check_id(id);
+  return impl_->processor.IsControl(id) || impl_->processor.IsUnknown(id);
+}
+
+const std::string& SentencePieceTokenizer::serialized() const {
+  return impl_->serialized;
+}
+
+uint64_t SentencePieceTokenizer::fingerprint() const {
+  Fnv1a64 h;
+  h.update("sentencepiece");
+  h.update(impl_->serialized);
+  return h.value();
 }
 
 void SentencePieceTokenizer::check_id(int32_t id) const {

@@ -70,6 +70,12 @@ class SentencePieceTokenizer {
   int32_t unk_id() const;
   int32_t bos_id() const;
   int32_t eos_id() const;
+  // Control and unknown pieces (<s>, </s>, <pad>, <unk>): what decode drops or marks.
+  bool is_special(int32_t id) const;
+  // The model file's bytes, as loaded (what a checkpoint copies as spiece.model).
+  const std::string& serialized() const;
+  // A fingerprint of the model's bytes (token caches key on it).
+  uint64_t fingerprint() const;
   const std::string& source() const { return source_; }
 
  private:

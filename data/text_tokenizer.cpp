@@ -1,67 +1,215 @@
 #include "data/text_tokenizer.h"
 
+#include <filesystem>
+
 #include "autograd/error.h"
+#include "data/fingerprint.h"
+#include "data/hf_tokenizer_json.h"
 #include "data/tokenizer_io.h"
 
 namespace heed::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <typename... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+// clang before 17 deduces no aggregate's template arguments without a guide.
+template <typename... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+// A role's id, or an error naming the role that the tokenizer lacks.
+int32_t required(std::optional<int32_t> id, std::string_view type, const char* role) {
+  HEED_CHECK(id.has_value() && *id >= 0, "this {} tokenizer has no {} token", type, role);
+  return *id;
+}
+
+std::optional<int32_t> present(int32_t id) {
+  return id >= 0 ? std::optional(id) : std::nullopt;
+}
+
+}  // namespace
 
 TextTokenizer TextTokenizer::load(const std::string& dir) {
-  if (tokenizer_class(dir) == "HeedCharTokenizer") return TextTokenizer(load_char_tokenizer(dir));
-  return TextTokenizer(load_wordpiece(dir));
+  const std::string cls = tokenizer_class(dir);
+  if (cls == "HeedCharTokenizer") return TextTokenizer(load_char_tokenizer(dir));
+  if (cls == "BertTokenizer" || cls == "BertTokenizerFast")
+    return TextTokenizer(load_wordpiece(dir));
+  if (cls == "T5Tokenizer" || cls == "T5TokenizerFast")
+    return TextTokenizer(SentencePieceTokenizer::load((fs::path(dir) / "spiece.model").string()));
+  if (cls == "PreTrainedTokenizerFast") {  // a directory with only tokenizer.json
+    TokenizerJson json = read_tokenizer_json((fs::path(dir) / "tokenizer.json").string());
+    if (json.wordpiece) return TextTokenizer(std::move(*json.wordpiece));
+    return TextTokenizer(BpeTokenizer::from_tokenizer_json(json));
+  }
+  return TextTokenizer(BpeTokenizer::load(dir));
 }
 
 void TextTokenizer::save(const std::string& dir, int64_t max_length, Truncation truncation) const {
-  if (wordpiece_) {
-    save_wordpiece(*wordpiece_, dir, max_length, truncation);
-  } else {
-    save_char_tokenizer(*chars_, dir);
-  }
+  std::visit(
+      Overloaded{
+          [&](const WordPieceTokenizer& t) { save_wordpiece(t, dir, max_length, truncation); },
+          [&](const CharTokenizer& t) { save_char_tokenizer(t, dir); },
+          [&](const BpeTokenizer& t) { t.save(dir, max_length); },
+          [&](const SentencePieceTokenizer& t) { save_sentencepiece(t, dir, max_length); },
+      },
+      kind_);
+}
+
+std::string_view TextTokenizer::type_name() const {
+  return std::visit(Overloaded{
+                        [](const WordPieceTokenizer&) { return "wordpiece"; },
+                        [](const CharTokenizer&) { return "char"; },
+                        [](const BpeTokenizer&) { return "bpe"; },
+                        [](const SentencePieceTokenizer&) { return "sentencepiece"; },
+                    },
+                    kind_);
 }
 
 int64_t TextTokenizer::vocab_size() const {
-  return wordpiece_ ? wordpiece_->vocab_size() : chars_->vocab_size();
+  return std::visit(Overloaded{
+                        [](const BpeTokenizer& t) -> int64_t { return t.bpe().vocab_size(); },
+                        [](const auto& t) -> int64_t { return t.vocab_size(); },
+                    },
+                    kind_);
 }
 
 std::vector<int32_t> TextTokenizer::encode(std::string_view text) const {
-  return wordpiece_ ? wordpiece_->encode_ids(text) : chars_->encode(text);
+  return std::visit(Overloaded{
+                        [&](const WordPieceTokenizer& t) { return t.encode_ids(text); },
+                        [&](const auto& t) { return t.encode(text); },
+                    },
+                    kind_);
+}
+
+std::vector<int32_t> TextTokenizer::encode_corpus_line(std::string_view line) const {
+  if (const auto* bpe = std::get_if<BpeTokenizer>(&kind_)) {
+    std::string with_end(line);
+    with_end.push_back('\n');
+    return bpe->encode(with_end);
+  }
+  return encode(line);
 }
 
 std::vector<int32_t> TextTokenizer::encode_source(std::string_view text) const {
-  return wordpiece_ ? wordpiece_->encode(text).input_ids : chars_->encode(text);
+  return std::visit(Overloaded{
+                        [&](const WordPieceTokenizer& t) { return t.encode(text).input_ids; },
+                        [&](const CharTokenizer& t) { return t.encode(text); },
+                        [&](const BpeTokenizer& t) { return t.encode_with_specials(text); },
+                        [&](const SentencePieceTokenizer& t) {
+                          std::vector<int32_t> ids = t.encode(text);
+                          if (t.eos_id() >= 0) ids.push_back(t.eos_id());
+                          return ids;
+                        },
+                    },
+                    kind_);
 }
 
 std::vector<int32_t> TextTokenizer::encode_target(std::string_view text) const {
-  return wordpiece_ ? wordpiece_->encode_ids(text) : chars_->encode_target(text);
+  if (const auto* chars = std::get_if<CharTokenizer>(&kind_)) return chars->encode_target(text);
+  return encode(text);
 }
 
 std::string TextTokenizer::decode(std::span<const int32_t> ids) const {
-  return wordpiece_ ? wordpiece_->decode(ids) : chars_->decode(ids);
+  return std::visit(Overloaded{
+                        [&](const SentencePieceTokenizer& t) {
+                          std::vector<int32_t> kept;
+                          for (int32_t id : ids)
+                            if (!t.is_special(id) || id == t.unk_id()) kept.push_back(id);
+                          return t.decode(kept);
+                        },
+                        [&](const auto& t) { return t.decode(ids); },
+                    },
+                    kind_);
 }
 
 std::string TextTokenizer::decode_source(std::span<const int32_t> ids) const {
-  return wordpiece_ ? wordpiece_->decode(ids) : chars_->decode_source(ids);
+  if (const auto* chars = std::get_if<CharTokenizer>(&kind_)) return chars->decode_source(ids);
+  return decode(ids);
 }
 
-const std::string& TextTokenizer::token(int32_t id) const {
-  return wordpiece_ ? wordpiece_->vocab().token(id) : chars_->vocab().token(id);
+std::string TextTokenizer::token(int32_t id) const {
+  return std::visit(Overloaded{
+                        [&](const BpeTokenizer& t) { return t.bpe().token(id); },
+                        [&](const SentencePieceTokenizer& t) { return t.token(id); },
+                        [&](const auto& t) { return t.vocab().token(id); },
+                    },
+                    kind_);
 }
 
 int32_t TextTokenizer::pad_id() const {
-  return wordpiece_ ? wordpiece_->pad_id() : chars_->pad_id();
+  return std::visit(Overloaded{
+                        [](const BpeTokenizer& t) {
+                          return required(t.pad_id() ? t.pad_id() : t.eos_id(), "byte-level BPE",
+                                          "pad or eos");
+                        },
+                        [](const SentencePieceTokenizer& t) {
+                          return required(t.pad_id() >= 0 ? t.pad_id() : t.eos_id(),
+                                          "SentencePiece", "pad or eos");
+                        },
+                        [](const auto& t) { return t.pad_id(); },
+                    },
+                    kind_);
 }
 
 int32_t TextTokenizer::start_id() const {
-  return wordpiece_ ? wordpiece_->cls_id() : chars_->bos_id();
+  return std::visit(
+      Overloaded{
+          [](const WordPieceTokenizer& t) { return t.cls_id(); },
+          [](const CharTokenizer& t) { return t.bos_id(); },
+          [](const BpeTokenizer& t) { return required(t.bos_id(), "byte-level BPE", "bos"); },
+          [](const SentencePieceTokenizer& t) {
+            return required(present(t.bos_id()), "SentencePiece", "bos");
+          },
+      },
+      kind_);
 }
 
 int32_t TextTokenizer::end_id() const {
-  return wordpiece_ ? wordpiece_->sep_id() : chars_->eos_id();
+  return std::visit(
+      Overloaded{
+          [](const WordPieceTokenizer& t) { return t.sep_id(); },
+          [](const CharTokenizer& t) { return t.eos_id(); },
+          [](const BpeTokenizer& t) { return required(t.eos_id(), "byte-level BPE", "eos"); },
+          [](const SentencePieceTokenizer& t) {
+            return required(present(t.eos_id()), "SentencePiece", "eos");
+          },
+      },
+      kind_);
+}
+
+bool TextTokenizer::is_special(int32_t id) const {
+  return std::visit(Overloaded{
+                        [&](const CharTokenizer& t) { return id >= 0 && id <= t.eos_id(); },
+                        [&](const auto& t) { return t.is_special(id); },
+                    },
+                    kind_);
+}
+
+uint64_t TextTokenizer::fingerprint() const {
+  return std::visit(Overloaded{
+                        [](const CharTokenizer& t) {
+                          Fnv1a64 h;
+                          h.update("char");
+                          h.update_u64(t.vocab().fingerprint());
+                          h.update_u64(static_cast<uint64_t>(t.unit()));
+                          h.update_u64(static_cast<uint64_t>(t.target_unit()));
+                          return h.value();
+                        },
+                        [](const auto& t) { return t.fingerprint(); },
+                    },
+                    kind_);
 }
 
 const WordPieceTokenizer& TextTokenizer::wordpiece(std::string_view who) const {
-  HEED_CHECK(wordpiece_.has_value(),
-             "{} needs a WordPiece tokenizer; this one is a character tokenizer", who);
-  return *wordpiece_;
+  const auto* wordpiece = std::get_if<WordPieceTokenizer>(&kind_);
+  HEED_CHECK(wordpiece != nullptr, "{} needs a WordPiece tokenizer; this one is {}", who,
+             std::holds_alternative<CharTokenizer>(kind_)  ? "a character tokenizer"
+             : std::holds_alternative<BpeTokenizer>(kind_) ? "a byte-level BPE tokenizer"
+                                                           : "a SentencePiece tokenizer");
+  return *wordpiece;
 }
 
 }  // namespace heed::data

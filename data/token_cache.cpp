@@ -14,7 +14,7 @@
 
 #include "autograd/error.h"
 #include "data/fingerprint.h"
-#include "data/wordpiece.h"
+#include "data/text_tokenizer.h"
 #include "io/atomic_file.h"
 
 namespace heed::data {
@@ -38,7 +38,7 @@ struct CorpusKey {
   uint64_t size, fingerprint, tokenizer;
 };
 
-CorpusKey key_of(const std::string& corpus_path, const WordPieceTokenizer& tokenizer) {
+CorpusKey key_of(const std::string& corpus_path, const TextTokenizer& tokenizer) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(corpus_path, ec);
   HEED_CHECK(!ec, "{}: cannot read corpus: {}", corpus_path, ec.message());
@@ -83,6 +83,7 @@ TokenCache& TokenCache::operator=(TokenCache&& o) noexcept {
     id_bytes_ = o.id_bytes_;
     num_tokens_ = o.num_tokens_;
     num_documents_ = o.num_documents_;
+    corpus_bytes_ = o.corpus_bytes_;
     doc_offsets_ = std::exchange(o.doc_offsets_, nullptr);
     ids_ = std::exchange(o.ids_, nullptr);
   }
@@ -110,7 +111,7 @@ void TokenCache::copy(uint64_t begin, uint64_t end, int32_t* out) const {
 }
 
 TokenCache TokenCache::build(const std::string& corpus_path, const std::string& cache_path,
-                             const WordPieceTokenizer& tokenizer) {
+                             const TextTokenizer& tokenizer) {
   const CorpusKey key = key_of(corpus_path, tokenizer);
   std::ifstream in(corpus_path, std::ios::binary);
   HEED_CHECK(in.good(), "{}: cannot open corpus", corpus_path);
@@ -131,7 +132,7 @@ TokenCache TokenCache::build(const std::string& corpus_path, const std::string& 
     }
     line_ids.clear();
     try {
-      line_ids = tokenizer.encode_ids(line);
+      line_ids = tokenizer.encode_corpus_line(line);
     } catch (const Error& e) {
       fail("{}:{}: {}", corpus_path, line_no, e.what());
     }
@@ -166,7 +167,7 @@ TokenCache TokenCache::build(const std::string& corpus_path, const std::string& 
 }
 
 TokenCache TokenCache::open(const std::string& cache_path, const std::string& corpus_path,
-                            const WordPieceTokenizer& tokenizer) {
+                            const TextTokenizer& tokenizer) {
   auto header = read_header(cache_path);
   HEED_CHECK(header.has_value(), "{}: cannot open token cache", cache_path);
   const Header& h = *header;
@@ -203,6 +204,7 @@ TokenCache TokenCache::open(const std::string& cache_path, const std::string& co
   cache.id_bytes_ = static_cast<int>(h.id_bytes);
   cache.num_tokens_ = h.num_tokens;
   cache.num_documents_ = h.num_documents;
+  cache.corpus_bytes_ = h.corpus_size;
   cache.doc_offsets_ = reinterpret_cast<const uint64_t*>(static_cast<const char*>(map) + sizeof h);
   cache.ids_ = cache.doc_offsets_ + h.num_documents + 1;
   // Document offsets must be a non-decreasing walk from 0 to num_tokens.
@@ -216,7 +218,7 @@ TokenCache TokenCache::open(const std::string& cache_path, const std::string& co
 }
 
 TokenCache TokenCache::open_or_build(const std::string& corpus_path, const std::string& cache_path,
-                                     const WordPieceTokenizer& tokenizer,
+                                     const TextTokenizer& tokenizer,
                                      const std::function<void(const std::string&)>& log) {
   auto header = read_header(cache_path);
   std::string reason = "no cache yet";

@@ -9,6 +9,8 @@
 #include <type_traits>
 
 #include "autograd/error.h"
+#include "data/hf_tokenizer_json.h"
+#include "io/atomic_file.h"
 #include "io/json_file.h"
 
 namespace heed::data {
@@ -22,17 +24,31 @@ struct TokenizerConfig {
   std::string path;
 };
 
+// The class a directory's files imply when tokenizer_config.json does not name one (GPT-2's
+// own directory names none): the files each Hugging Face class reads.
+std::string class_from_files(const std::string& dir) {
+  const fs::path base(dir);
+  if (fs::exists(base / "vocab.txt")) return "BertTokenizer";
+  if (fs::exists(base / "vocab.json") && fs::exists(base / "merges.txt")) return "GPT2Tokenizer";
+  if (fs::exists(base / "spiece.model")) return "T5Tokenizer";
+  if (fs::exists(base / "tokenizer.json")) return "PreTrainedTokenizerFast";
+  fail(
+      "{}: no tokenizer (none of tokenizer_config.json, vocab.txt, vocab.json with merges.txt, "
+      "spiece.model or tokenizer.json)",
+      dir);
+}
+
 TokenizerConfig read_tokenizer_config(const std::string& dir) {
   const fs::path path = fs::path(dir) / "tokenizer_config.json";
   if (!fs::exists(path)) {
-    // A Hugging Face BERT directory may carry only vocab.txt: BertTokenizer, lower-cased.
-    HEED_CHECK(fs::exists(fs::path(dir) / "vocab.txt"),
-               "{}: no tokenizer (neither tokenizer_config.json nor vocab.txt)", dir);
-    return {{{"tokenizer_class", "BertTokenizer"}, {"do_lower_case", true}}, path.string()};
+    // A Hugging Face directory may carry only its vocabulary: a BERT one is lower-cased.
+    return {{{"tokenizer_class", class_from_files(dir)}, {"do_lower_case", true}}, path.string()};
   }
   TokenizerConfig config{io::read_json_file(path.string()), path.string()};
   HEED_CHECK(config.json.is_object(), "{}: expected a JSON object of tokenizer settings, not {}",
              config.path, config.json.type_name());
+  if (!config.json.contains("tokenizer_class") || config.json["tokenizer_class"].is_null())
+    config.json["tokenizer_class"] = class_from_files(dir);
   return config;
 }
 
@@ -62,6 +78,10 @@ void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string
                     int64_t model_max_length, data::Truncation truncation) {
   fs::create_directories(dir);
   tokenizer.vocab().save((fs::path(dir) / "vocab.txt").string());
+  // transformers' fast tokenizer reads tokenizer.json first; it needs BERT's [CLS] and [SEP].
+  const data::WordPieceOptions& names = tokenizer.options();
+  if (tokenizer.vocab().contains(names.cls_token) && tokenizer.vocab().contains(names.sep_token))
+    write_tokenizer_json((fs::path(dir) / "tokenizer.json").string(), tokenizer);
   const data::WordPieceOptions& o = tokenizer.options();
   nlohmann::json j = {{"tokenizer_class", "BertTokenizer"},
                       {"do_lower_case", o.lowercase},
@@ -87,6 +107,21 @@ void save_char_tokenizer(const data::CharTokenizer& tokenizer, const std::string
   tokenizer.save((fs::path(dir) / "char_tokenizer.json").string());
   io::write_json_file((fs::path(dir) / "tokenizer_config.json").string(),
                       {{"tokenizer_class", "HeedCharTokenizer"}, {"file", "char_tokenizer.json"}});
+}
+
+void save_sentencepiece(const data::SentencePieceTokenizer& tokenizer, const std::string& dir,
+                        int64_t model_max_length) {
+  fs::create_directories(dir);
+  io::write_file_atomically((fs::path(dir) / "spiece.model").string(), tokenizer.serialized());
+  nlohmann::json j = {
+      {"tokenizer_class", "T5Tokenizer"}, {"extra_ids", 0}, {"model_max_length", model_max_length}};
+  // T5Tokenizer's own defaults would name pieces the model may not have.
+  for (const auto& [key, id] :
+       {std::pair{"eos_token", tokenizer.eos_id()}, std::pair{"unk_token", tokenizer.unk_id()},
+        std::pair{"pad_token", tokenizer.pad_id()}}) {
+    j[key] = id >= 0 ? nlohmann::json(tokenizer.token(id)) : nlohmann::json(nullptr);
+  }
+  io::write_json_file((fs::path(dir) / "tokenizer_config.json").string(), j);
 }
 
 std::string tokenizer_class(const std::string& dir) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "data/char_tokenizer.h"
+#include "data/sentencepiece_tokenizer.h"
 #include "data/wordpiece.h"
 
 namespace heed::data {
@@ -19,6 +20,10 @@ void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string
                     int64_t model_max_length,
                     data::Truncation truncation = data::Truncation::kHead);
 void save_char_tokenizer(const data::CharTokenizer& tokenizer, const std::string& dir);
+// spiece.model and a tokenizer_config.json that transformers' T5Tokenizer reads (extra_ids 0:
+// the model's own pieces, no sentinels added; its special pieces as the *_token keys).
+void save_sentencepiece(const data::SentencePieceTokenizer& tokenizer, const std::string& dir,
+                        int64_t model_max_length);
 
 // "BertTokenizer" or "HeedCharTokenizer"; throws naming the directory if there is none.
 std::string tokenizer_class(const std::string& dir);

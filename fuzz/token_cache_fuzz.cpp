@@ -27,26 +27,27 @@ constexpr std::string_view kCorpus =
     "\xE6\x88\x91\xE6\x98\xAF\xE4\xB8\xAD\xE5\x9B\xBD\xE4\xBA\xBA\n";
 
 struct Fixture {
-  data::WordPieceTokenizer tokenizer{data::Vocab(std::vector<std::string>{"[PAD]",
-                                                                          "[UNK]",
-                                                                          "[CLS]",
-                                                                          "[SEP]",
-                                                                          "[MASK]",
-                                                                          "the",
-                                                                          "quick",
-                                                                          "brown",
-                                                                          "fox",
-                                                                          ".",
-                                                                          "lazy",
-                                                                          "dog",
-                                                                          "!",
-                                                                          "hello",
-                                                                          "world",
-                                                                          "\xE6\x88\x91",
-                                                                          "\xE6\x98\xAF",
-                                                                          "\xE4\xB8\xAD",
-                                                                          "\xE5\x9B\xBD",
-                                                                          "\xE4\xBA\xBA"})};
+  data::TextTokenizer tokenizer{
+      data::WordPieceTokenizer{data::Vocab(std::vector<std::string>{"[PAD]",
+                                                                    "[UNK]",
+                                                                    "[CLS]",
+                                                                    "[SEP]",
+                                                                    "[MASK]",
+                                                                    "the",
+                                                                    "quick",
+                                                                    "brown",
+                                                                    "fox",
+                                                                    ".",
+                                                                    "lazy",
+                                                                    "dog",
+                                                                    "!",
+                                                                    "hello",
+                                                                    "world",
+                                                                    "\xE6\x88\x91",
+                                                                    "\xE6\x98\xAF",
+                                                                    "\xE4\xB8\xAD",
+                                                                    "\xE5\x9B\xBD",
+                                                                    "\xE4\xBA\xBA"})}};
   std::string corpus_path = heed::fuzz::write_scratch("corpus.txt", kCorpus);
   // Bytes 16..39 of a cache of this corpus: corpus size, corpus and tokenizer fingerprints.
   char key[24];

@@ -29,10 +29,13 @@ std::string join_or(const std::vector<std::string>& names) {
 
 // The file of a model directory that holds its tokenizer's vocabulary.
 std::string tokenizer_file(const std::string& dir) {
-  if (data::tokenizer_class(dir) == "BertTokenizer") return (fs::path(dir) / "vocab.txt").string();
-  const fs::path config = fs::path(dir) / "tokenizer_config.json";
-  return (fs::path(dir) / io::read_json_file(config.string()).value("file", "char_tokenizer.json"))
-      .string();
+  const std::string cls = data::tokenizer_class(dir);
+  const fs::path base(dir);
+  if (cls.starts_with("Bert")) return (base / "vocab.txt").string();
+  if (cls.starts_with("T5")) return (base / "spiece.model").string();
+  if (cls != "HeedCharTokenizer") return (base / "vocab.json").string();
+  const fs::path config = base / "tokenizer_config.json";
+  return (base / io::read_json_file(config.string()).value("file", "char_tokenizer.json")).string();
 }
 
 // The model predicts ids of its own vocabulary and the tokenizer turns them into text: with

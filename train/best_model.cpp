@@ -16,7 +16,8 @@ std::string best_model_metric(const std::optional<std::string>& configured) {
 }
 
 bool greater_is_better_by_default(std::string_view metric) {
-  return !(metric.ends_with("loss") || metric == "perplexity" || metric.ends_with("error_rate"));
+  return !(metric.ends_with("loss") || metric == "perplexity" || metric == "bits_per_byte" ||
+           metric.ends_with("error_rate"));
 }
 
 bool BestModel::consider(const std::map<std::string, double>& metrics, int64_t step) {

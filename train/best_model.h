@@ -23,7 +23,7 @@ namespace heed::train {
 std::string best_model_metric(const std::optional<std::string>& configured);
 
 // Hugging Face's default direction (a name ending in "loss" is better lower), extended to
-// this trainer's other lower-is-better metrics: perplexity and the error rates.
+// this trainer's other lower-is-better metrics: perplexity, bits_per_byte and the error rates.
 bool greater_is_better_by_default(std::string_view metric);
 
 class BestModel {

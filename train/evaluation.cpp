@@ -1,6 +1,7 @@
 #include "train/evaluation.h"
 
 #include <algorithm>
+#include <numbers>
 #include <vector>
 
 #include "autograd/grad_mode.h"
@@ -39,6 +40,12 @@ std::map<std::string, double> evaluate(const TrainingTask& task, nn::PretrainedM
     }
   }
   std::map<std::string, double> results = metrics.results();
+  // The loss in bits per byte of text: comparable across tokenizers, which cut the same
+  // text into different numbers of tokens.
+  if (const std::optional<double> per_byte = split->tokens_per_byte();
+      per_byte && results.contains("loss")) {
+    results["bits_per_byte"] = results["loss"] / std::numbers::ln2 * *per_byte;
+  }
   if (!task.decoding_metric_names(c.eval).empty()) {
     // Metrics of what the model outputs by itself, over the same examples.
     const size_t n = std::min<size_t>(split->size(), batches * loader.options().batch_size);

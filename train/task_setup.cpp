@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "data/byte_level_bpe_trainer.h"
 #include "data/token_cache.h"
 #include "data/tokenizer_io.h"
 #include "data/wordpiece_trainer.h"
@@ -20,6 +21,22 @@ data::WordPieceOptions wordpiece_options(const TokenizerConfig& t) {
   o.lowercase = t.lowercase;
   o.strip_accents = t.strip_accents;
   return o;
+}
+
+// Where a trained tokenizer goes when tokenizer.vocab does not say.
+std::string default_vocab_path(const RunConfig& c) {
+  const fs::path dir(c.train.output_dir);
+  switch (c.tokenizer.type) {
+    case TokenizerType::kWordPiece:
+      return (dir / "vocab.txt").string();
+    case TokenizerType::kBpe:
+      return (dir / "bpe").string();
+    case TokenizerType::kSentencePiece:
+      return (dir / "spiece.model").string();
+    case TokenizerType::kChar:
+      break;
+  }
+  return (dir / "char_tokenizer.json").string();
 }
 
 // The texts of data.train that a vocabulary is trained on, as the task picks them from each
@@ -40,8 +57,7 @@ data::WordPieceTokenizer wordpiece_for(const RunConfig& c, const Log& log) {
     return data::WordPieceTokenizer::from_file(*t.vocab, wordpiece_options(t));
   }
   if (t.vocab_size) {
-    const std::string path =
-        t.vocab ? *t.vocab : (fs::path(c.train.output_dir) / "vocab.txt").string();
+    const std::string path = t.vocab ? *t.vocab : default_vocab_path(c);
     log(fmt::format("training a WordPiece vocabulary of {} tokens on {}", *t.vocab_size,
                     c.data.train));
     data::WordPieceTrainer trainer({.vocab_size = static_cast<size_t>(*t.vocab_size),
@@ -63,6 +79,71 @@ data::WordPieceTokenizer wordpiece_for(const RunConfig& c, const Log& log) {
   HEED_CHECK(c.init_from.has_value(),
              "tokenizer: no vocab, vocab_size or init_from to take it from");
   return data::load_wordpiece(*c.init_from);
+}
+
+// The special token a trained byte-level BPE gets, as GPT-2's: documents end in it.
+constexpr const char* kEndOfText = "<|endoftext|>";
+
+data::BpeTokenizer bpe_for(const RunConfig& c, const Log& log) {
+  const TokenizerConfig& t = c.tokenizer;
+  if (t.vocab && fs::exists(fs::path(*t.vocab) / "vocab.json"))
+    return data::BpeTokenizer::load(*t.vocab);
+  if (!t.vocab_size) {
+    HEED_CHECK(c.init_from.has_value(), "tokenizer: no vocab, vocab_size or init_from");
+    return data::BpeTokenizer::load(*c.init_from);
+  }
+  const std::string dir = t.vocab ? *t.vocab : default_vocab_path(c);
+  log(fmt::format("training a byte-level BPE of {} tokens on {}", *t.vocab_size, c.data.train));
+  data::TrainedByteLevelBpe trained;
+  try {
+    trained = data::train_byte_level_bpe(std::vector<std::string>{c.data.train},
+                                         {.vocab_size = static_cast<int32_t>(*t.vocab_size),
+                                          .min_frequency = t.min_frequency,
+                                          .special_tokens = {kEndOfText}});
+  } catch (const Error& e) {  // a size below the alphabet: the config's to change
+    throw ConfigError(
+        fmt::format("{}: tokenizer.{}", c.origins.where("tokenizer.vocab_size"), e.what()));
+  }
+  fs::create_directories(dir);
+  data::save_byte_level_bpe(trained, dir);
+  data::BpeTokenizer tok = data::BpeTokenizer::load(dir);
+  tok.save(dir, c.data.max_seq_length);  // the special tokens' roles, for transformers too
+  log(fmt::format("wrote {} ({} tokens, {} merges)", dir, trained.tokens.size(),
+                  trained.merges.size()));
+  return tok;
+}
+
+data::SentencePieceTokenizer sentencepiece_for(const RunConfig& c, const Log& log) {
+  const TokenizerConfig& t = c.tokenizer;
+  if (t.vocab && fs::exists(*t.vocab)) return data::SentencePieceTokenizer::load(*t.vocab);
+  if (!t.vocab_size) {
+    HEED_CHECK(c.init_from.has_value(), "tokenizer: no vocab, vocab_size or init_from");
+    return data::SentencePieceTokenizer::load((fs::path(*c.init_from) / "spiece.model").string());
+  }
+  const fs::path path = t.vocab ? *t.vocab : default_vocab_path(c);
+  log(fmt::format("training a SentencePiece {} model of {} pieces on {}", t.model_type,
+                  *t.vocab_size, c.data.train));
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  // T5's layout of the special pieces (pad 0, </s> 1, <unk> 2), and a <s> for sequences that
+  // start with one.
+  data::SentencePieceTrainOptions o{.input = c.data.train,
+                                    .model_prefix = (path.parent_path() / path.stem()).string(),
+                                    .model_type = t.model_type,
+                                    .vocab_size = static_cast<int32_t>(*t.vocab_size)};
+  o.pad_id = 0;
+  o.eos_id = 1;
+  o.unk_id = 2;
+  o.bos_id = 3;
+  try {
+    data::SentencePieceTokenizer::train(o);
+  } catch (const Error& e) {
+    throw ConfigError(
+        fmt::format("{}: tokenizer.{}", c.origins.where("tokenizer.vocab_size"), e.what()));
+  }
+  const std::string written = o.model_prefix + ".model";
+  if (written != path.string()) fs::rename(written, path);
+  log(fmt::format("wrote {}", path.string()));
+  return data::SentencePieceTokenizer::load(path.string());
 }
 
 // A character vocabulary read from a file must split text as the config says.
@@ -96,18 +177,30 @@ data::CharTokenizer chars_for(const RunConfig& c, const Log& log) {
   }
   data::CharTokenizer tok =
       data::CharTokenizer::build_pair(sources, t.unit, targets, t.target_unit.value_or(t.unit));
-  const std::string path =
-      t.vocab ? *t.vocab : (fs::path(c.train.output_dir) / "char_tokenizer.json").string();
+  const std::string path = t.vocab ? *t.vocab : default_vocab_path(c);
   if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
   tok.save(path);
   log(fmt::format("built a character vocabulary of {} symbols: {}", tok.vocab_size(), path));
   return tok;
 }
 
+data::TextTokenizer tokenizer_for(const RunConfig& c, const Log& log) {
+  switch (c.tokenizer.type) {
+    case TokenizerType::kWordPiece:
+      return data::TextTokenizer(wordpiece_for(c, log));
+    case TokenizerType::kBpe:
+      return data::TextTokenizer(bpe_for(c, log));
+    case TokenizerType::kSentencePiece:
+      return data::TextTokenizer(sentencepiece_for(c, log));
+    case TokenizerType::kChar:
+      break;
+  }
+  return data::TextTokenizer(chars_for(c, log));
+}
+
 std::shared_ptr<const data::TokenCache> cache_for(const std::string& corpus, const RunConfig& c,
                                                   const std::string& split,
-                                                  const data::WordPieceTokenizer& tok,
-                                                  const Log& log) {
+                                                  const data::TextTokenizer& tok, const Log& log) {
   const fs::path dir = fs::path(c.train.output_dir) / "cache";
   fs::create_directories(dir);
   return std::make_shared<const data::TokenCache>(data::TokenCache::open_or_build(
@@ -162,12 +255,10 @@ RunConfig with_written_vocabulary(const RunConfig& config) {
   RunConfig c = config;
   TokenizerConfig& t = c.tokenizer;
   if (t.vocab) return c;
-  const fs::path dir(c.train.output_dir);
-  if (t.type == TokenizerType::kWordPiece && t.vocab_size) {
-    t.vocab = (dir / "vocab.txt").string();
-  } else if (t.type != TokenizerType::kWordPiece && !c.init_from) {
-    t.vocab = (dir / "char_tokenizer.json").string();
-  }
+  // A vocabulary trained to a size, or a char one built without init_from, is written into
+  // output_dir.
+  if (t.type == TokenizerType::kChar ? !c.init_from : t.vocab_size.has_value())
+    t.vocab = default_vocab_path(c);
   return c;
 }
 
@@ -179,14 +270,18 @@ std::vector<std::pair<std::string, std::string>> run_input_files(const RunConfig
         std::pair{"data.test", c.data.test}, std::pair{"tokenizer.vocab", c.tokenizer.vocab}}) {
     if (path && fs::is_regular_file(*path)) files.emplace_back(key, *path);
   }
+  if (c.tokenizer.type == TokenizerType::kBpe && c.tokenizer.vocab) {  // a directory
+    for (const char* name : {"vocab.json", "merges.txt"}) {
+      const fs::path file = fs::path(*c.tokenizer.vocab) / name;
+      if (fs::is_regular_file(file)) files.emplace_back("tokenizer.vocab", file.string());
+    }
+  }
   return files;
 }
 
 TaskData build_task_data(const RunConfig& c, const Log& log) {
   TaskData d;
-  d.tokenizer = std::make_shared<const data::TextTokenizer>(
-      c.tokenizer.type == TokenizerType::kWordPiece ? data::TextTokenizer(wordpiece_for(c, log))
-                                                    : data::TextTokenizer(chars_for(c, log)));
+  d.tokenizer = std::make_shared<const data::TextTokenizer>(tokenizer_for(c, log));
   auto splits = std::vector<std::pair<std::string, std::optional<std::string>>>{
       {"train", c.data.train}, {"valid", c.data.valid}, {"test", c.data.test}};
   std::vector<std::shared_ptr<const data::Dataset>*> targets{&d.train, &d.valid, &d.test};
@@ -205,7 +300,7 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
     if (!path) continue;
     const SplitSource source{
         .config = c, .data = d, .split = split, .path = *path, .token_cache = [&] {
-          return cache_for(*path, c, split, d.tokenizer->wordpiece("a token cache"), log);
+          return cache_for(*path, c, split, *d.tokenizer, log);
         }};
     std::shared_ptr<const data::Dataset> ds = task.read_split(source, labels);
     HEED_CHECK(ds->size() > 0, "data.{}: {} holds no examples", split, *path);

@@ -365,9 +365,10 @@ TEST_F(Config, MissingRequiredKeys) {
                                "")),
             "1: missing required key 'data.train'");
   EXPECT_EQ(error_in(""), "1: missing required key 'task'");
-  EXPECT_EQ(error_in(base_with("  vocab: {DIR}/vocab.txt\n", "")),
-            "9: tokenizer.vocab: missing: give a vocab file, tokenizer.vocab_size to train one, "
-            "or init_from");
+  EXPECT_EQ(
+      error_in(base_with("  vocab: {DIR}/vocab.txt\n", "")),
+      "9: tokenizer.vocab: missing: give the tokenizer's files, tokenizer.vocab_size to train "
+      "one, or init_from");
 }
 
 TEST_F(Config, ImpossibleValues) {
@@ -513,8 +514,15 @@ TEST_F(Config, UnknownNames) {
   EXPECT_EQ(error_in(base_with("  hidden_size: 64", "  hidden_size: 64\n  hidden_act: swish")),
             "5: model.hidden_act: unknown activation 'swish' (expected one of gelu, gelu_new, "
             "gelu_pytorch_tanh, relu)");
+  EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: unigram")),
+            "10: tokenizer.type: unknown tokenizer type 'unigram' (expected one of wordpiece, bpe, "
+            "sentencepiece, char)");
+  // Masked-LM asks WordPiece questions ([MASK], [CLS]) the other kinds cannot answer.
   EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: bpe")),
-            "10: tokenizer.type: unknown tokenizer type 'bpe' (expected one of wordpiece, char)");
+            "10: tokenizer.type: task 'mlm' needs a wordpiece tokenizer");
+  EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: wordpiece\n  model_type: bpe2")),
+            "11: tokenizer.model_type: 'bpe2' is not a SentencePiece model type heed trains "
+            "(unigram or bpe)");
   EXPECT_EQ(
       error_in(base_with("  max_seq_length: 64", "  max_seq_length: 64\n  truncation: middle")),
       "17: data.truncation: unknown truncation 'middle' (expected one of head, tail, "

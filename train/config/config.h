@@ -30,7 +30,7 @@ class ConfigError : public Error {
 
 enum class Task { kMlm, kClm, kSeq2Seq, kClassification, kTokenClassification };
 enum class Arch { kBert, kGpt2, kBart };
-enum class TokenizerType { kWordPiece, kChar };
+enum class TokenizerType { kWordPiece, kBpe, kSentencePiece, kChar };
 enum class OptimizerName { kAdamW, kSgd };
 enum class ScheduleName { kConstant, kLinear, kCosine };
 enum class Resume { kNever, kAuto };
@@ -81,14 +81,17 @@ struct ModelConfig {
 
 struct TokenizerConfig {
   TokenizerType type = TokenizerType::kWordPiece;
-  // wordpiece: a vocab.txt; char: the JSON file of CharTokenizer::save. When the file does
-  // not exist the trainer builds it from data.train and writes it there (wordpiece needs
-  // vocab_size for that). Unset: init_from's vocab.txt, else built into output_dir.
+  // wordpiece: a vocab.txt; bpe: a directory holding vocab.json and merges.txt;
+  // sentencepiece: a spiece.model; char: the JSON file of CharTokenizer::save. When it does
+  // not exist the trainer builds it from data.train and writes it there (wordpiece, bpe and
+  // sentencepiece need vocab_size for that). Unset: init_from's tokenizer, else built into
+  // output_dir.
   std::optional<std::string> vocab;
-  std::optional<int64_t> vocab_size;  // wordpiece: the size of a vocabulary to train
-  bool lowercase = true;              // wordpiece
-  std::optional<bool> strip_accents;  // wordpiece; unset: follows lowercase
-  int64_t min_frequency = 2;          // wordpiece training: rarer words are not counted
+  std::optional<int64_t> vocab_size;   // the size of a vocabulary to train
+  bool lowercase = true;               // wordpiece
+  std::optional<bool> strip_accents;   // wordpiece; unset: follows lowercase
+  int64_t min_frequency = 2;           // wordpiece, bpe training: rarer words/pairs are not counted
+  std::string model_type = "unigram";  // sentencepiece training: "unigram" or "bpe"
   data::CharTokenizer::Unit unit = data::CharTokenizer::Unit::kCharacter;  // char
   // char, seq2seq: how targets are split (e.g. phonemes by whitespace); unset: as `unit`.
   std::optional<data::CharTokenizer::Unit> target_unit;

@@ -42,6 +42,7 @@ HEED_ENUM_INFO(Task, "task", {Task::kMlm, "mlm"}, {Task::kClm, "clm"}, {Task::kS
                {Task::kTokenClassification, "token_classification"})
 HEED_ENUM_INFO(Arch, "arch", {Arch::kBert, "bert"}, {Arch::kGpt2, "gpt2"}, {Arch::kBart, "bart"})
 HEED_ENUM_INFO(TokenizerType, "tokenizer type", {TokenizerType::kWordPiece, "wordpiece"},
+               {TokenizerType::kBpe, "bpe"}, {TokenizerType::kSentencePiece, "sentencepiece"},
                {TokenizerType::kChar, "char"})
 HEED_ENUM_INFO(OptimizerName, "optimizer", {OptimizerName::kAdamW, "adamw"},
                {OptimizerName::kSgd, "sgd"})
@@ -125,6 +126,7 @@ void visit_config(V& v, C& c) {
     v.field("lowercase", t.lowercase);
     v.field("strip_accents", t.strip_accents);
     v.field("min_frequency", t.min_frequency);
+    v.field("model_type", t.model_type);
     v.field("unit", t.unit);
     v.field("target_unit", t.target_unit);
   });

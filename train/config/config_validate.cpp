@@ -141,23 +141,29 @@ std::pair<int64_t, std::string_view> position_limit(const ModelConfig& m) {
 void check_tokenizer(Checker& c, const RunConfig& config) {
   const TokenizerConfig& t = config.tokenizer;
   const bool wordpiece = t.type == TokenizerType::kWordPiece;
+  const bool chars = t.type == TokenizerType::kChar;
   const TrainingTask& task = task_for(config.task);
-  c.check(wordpiece || task.accepts_char_tokenizer(), "tokenizer.type",
+  c.check(wordpiece || task.accepts_any_tokenizer(), "tokenizer.type",
           "task '{}' needs a wordpiece tokenizer", to_string(config.task));
-  c.check(wordpiece || !t.vocab_size, "tokenizer.vocab_size",
-          "only a wordpiece vocabulary is trained to a size (a char vocabulary holds every "
-          "symbol of data.train)");
+  c.check(!chars || !t.vocab_size, "tokenizer.vocab_size",
+          "a char vocabulary is not trained to a size (it holds every symbol of data.train)");
   c.at_least("tokenizer.vocab_size", t.vocab_size, 1);
   c.at_least("tokenizer.min_frequency", t.min_frequency, 1);
-  c.check(!t.target_unit || (!wordpiece && task.has_targets()), "tokenizer.target_unit",
+  c.check(t.model_type == "unigram" || t.model_type == "bpe", "tokenizer.model_type",
+          "'{}' is not a SentencePiece model type heed trains (unigram or bpe)", t.model_type);
+  c.check(!t.target_unit || (chars && task.has_targets()), "tokenizer.target_unit",
           "only a char tokenizer of a seq2seq task splits its targets differently");
-  if (!wordpiece) return;
-  // A missing vocab file is trained from data.train when vocab_size says how big.
+  if (chars) return;
+  // A missing vocabulary is trained from data.train when vocab_size says how big.
   if (t.vocab && !t.vocab_size) {
-    c.file_exists("tokenizer.vocab", *t.vocab, " (set tokenizer.vocab_size to train one)");
+    if (t.type == TokenizerType::kBpe) {  // a directory of Hugging Face files
+      c.directory_exists("tokenizer.vocab", *t.vocab);
+    } else {
+      c.file_exists("tokenizer.vocab", *t.vocab, " (set tokenizer.vocab_size to train one)");
+    }
   }
   c.check(t.vocab || t.vocab_size || config.init_from, "tokenizer.vocab",
-          "missing: give a vocab file, tokenizer.vocab_size to train one, or init_from");
+          "missing: give the tokenizer's files, tokenizer.vocab_size to train one, or init_from");
 }
 
 void check_data(Checker& c, const RunConfig& config) {

@@ -13,15 +13,15 @@ namespace {
 class CausalLmTask final : public TrainingTask {
  public:
   Arch architecture() const override { return Arch::kGpt2; }
-  // The config may name a char tokenizer (as before the tasks were objects), but the corpus
-  // windows come from a WordPiece token cache, so reading the data then stops with
-  // "task clm needs a WordPiece tokenizer". A char-level GPT needs a char token cache first.
-  bool accepts_char_tokenizer() const override { return true; }
+  // Any tokenizer fills the token cache: documents end in its end token (WordPiece's [SEP],
+  // GPT-2's <|endoftext|>).
+  bool accepts_any_tokenizer() const override { return true; }
+  bool reports_bits_per_byte() const override { return true; }
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
                                                   data::LabelNames&) const override {
     return std::make_shared<data::CausalWindowDataset>(
-        s.token_cache(), s.data.tokenizer->wordpiece("task clm").sep_id(),
+        s.token_cache(), s.data.tokenizer->end_id(),
         static_cast<size_t>(s.config.data.max_seq_length));
   }
 
@@ -40,7 +40,7 @@ class CausalLmTask final : public TrainingTask {
   std::string end_of_run_examples(const nn::PretrainedModel& model, const TaskData& d,
                                   const RunConfig& c) const override {
     if (!d.valid) return {};
-    return gpt_sample_examples(model, d.tokenizer->wordpiece("task clm"), *d.valid, 3, 12, 24,
+    return gpt_sample_examples(model, *d.tokenizer, *d.valid, 3, 12, 24,
                                static_cast<uint64_t>(c.train.seed));
   }
 };

@@ -50,9 +50,9 @@ std::string mlm_prediction_examples(const nn::PretrainedModel& model,
   return out;
 }
 
-std::string gpt_sample_examples(const nn::PretrainedModel& model,
-                                const data::WordPieceTokenizer& tok, const data::Dataset& split,
-                                int examples, int prompt_tokens, int new_tokens, uint64_t seed) {
+std::string gpt_sample_examples(const nn::PretrainedModel& model, const data::TextTokenizer& tok,
+                                const data::Dataset& split, int examples, int prompt_tokens,
+                                int new_tokens, uint64_t seed) {
   const auto* gpt = dynamic_cast<const nn::GPT*>(&model);
   HEED_CHECK(gpt != nullptr, "samples: {} is not a GPT", model.architecture());
   std::string out = "samples (top-k 40, temperature 0.8) from held-out prompts:";
@@ -66,7 +66,12 @@ std::string gpt_sample_examples(const nn::PretrainedModel& model,
                                 .seed = seed + static_cast<uint64_t>(e),
                                 .eos_token_id = static_cast<int32_t>(gpt->config.eos_token_id)};
     decode::GenerationResult r = decode::generate(*gpt, ids, o);
-    out += fmt::format("\n  {} >>> {}", tok.decode(ids), tok.decode(r.tokens));
+    // One line per sample: a byte-level BPE spells line ends.
+    auto one_line = [](std::string text) {
+      std::ranges::replace(text, '\n', ' ');
+      return text;
+    };
+    out += fmt::format("\n  {} >>> {}", one_line(tok.decode(ids)), one_line(tok.decode(r.tokens)));
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "data/datasets.h"
+#include "data/text_tokenizer.h"
 #include "data/wordpiece.h"
 #include "nn/models/pretrained.h"
 
@@ -17,8 +18,7 @@ std::string mlm_prediction_examples(const nn::PretrainedModel& model,
 // For `examples` windows of `split`, the first `prompt_tokens` tokens as a prompt and a
 // sampled continuation of `new_tokens` (seeded: the same text on every run).
 std::string gpt_sample_examples(const nn::PretrainedModel& model,
-                                const data::WordPieceTokenizer& tokenizer,
-                                const data::Dataset& split, int examples, int prompt_tokens,
-                                int new_tokens, uint64_t seed);
+                                const data::TextTokenizer& tokenizer, const data::Dataset& split,
+                                int examples, int prompt_tokens, int new_tokens, uint64_t seed);
 
 }  // namespace heed::train

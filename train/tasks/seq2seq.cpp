@@ -14,7 +14,7 @@ namespace {
 class Seq2SeqTask final : public TrainingTask {
  public:
   Arch architecture() const override { return Arch::kBart; }
-  bool accepts_char_tokenizer() const override { return true; }
+  bool accepts_any_tokenizer() const override { return true; }
   bool has_targets() const override { return true; }
 
   // A WordPiece vocabulary serves both sides (BART shares one embedding table), so it trains on

@@ -35,6 +35,7 @@ BatchLoss TrainingTask::loss(const nn::PretrainedModel& model, const data::Batch
 std::vector<std::string> TrainingTask::metric_names(const std::vector<std::string>& scored_classes,
                                                     const EvalConfig& eval) const {
   std::vector<std::string> names = MetricAccumulator(scored_classes).metric_names();
+  if (reports_bits_per_byte()) names.emplace_back("bits_per_byte");
   for (std::string& n : decoding_metric_names(eval)) names.push_back(std::move(n));
   return names;
 }

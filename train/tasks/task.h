@@ -55,8 +55,9 @@ class TrainingTask {
   // --- what the config may say ---
   // The model architecture the task trains: model.arch must name it.
   virtual Arch architecture() const = 0;
-  // Whether a char tokenizer can serve it; otherwise it needs a wordpiece vocabulary.
-  virtual bool accepts_char_tokenizer() const { return false; }
+  // Whether every tokenizer type can serve it (through TextTokenizer's questions); otherwise
+  // it needs a wordpiece vocabulary.
+  virtual bool accepts_any_tokenizer() const { return false; }
   // Whether its examples are source/target pairs: data.max_source_length and
   // max_target_length bound them, and a char tokenizer may split targets differently.
   virtual bool has_targets() const { return false; }
@@ -97,6 +98,9 @@ class TrainingTask {
     (void)config;
     return {};
   }
+  // Whether its splits are streams of text whose loss an evaluation also reports in bits per
+  // byte (Dataset::tokens_per_byte).
+  virtual bool reports_bits_per_byte() const { return false; }
   // Every metric an evaluation reports: the teacher-forced ones, then decoding_metric_names.
   std::vector<std::string> metric_names(const std::vector<std::string>& scored_classes,
                                         const EvalConfig& eval) const;
