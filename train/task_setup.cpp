@@ -185,6 +185,11 @@ data::CharTokenizer chars_for(const RunConfig& c, const Log& log) {
 }
 
 data::TextTokenizer tokenizer_for(const RunConfig& c, const Log& log) {
+  // A run that starts from a checkpoint and names no tokenizer of its own takes the
+  // checkpoint's, whatever its kind.
+  const TokenizerConfig& t = c.tokenizer;
+  if (c.init_from && !t.vocab && !t.vocab_size && !c.origins.of_key.contains("tokenizer.type"))
+    return data::TextTokenizer::load(*c.init_from);
   switch (c.tokenizer.type) {
     case TokenizerType::kWordPiece:
       return data::TextTokenizer(wordpiece_for(c, log));

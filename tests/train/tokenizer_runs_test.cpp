@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -98,6 +99,24 @@ TEST(TokenizerRuns, GptWithATrainedByteLevelBpe) {
   expect_round_trip(checkpoint.string(), "The OLD captain, naïve: 42 × 7 ≠ 🙂");
   const std::string text = generated_text(checkpoint.string(), "the old captain");
   EXPECT_TRUE(text.starts_with("the old captain")) << text;
+
+  // A run from this checkpoint that names no tokenizer continues with the checkpoint's BPE.
+  const std::string tuned = fresh_dir("gpt_bpe_tuned");
+  const std::string config = tuned + "/run.yaml";
+  std::ofstream(config)
+      << "task: clm\n"
+      << "model: {arch: gpt2, n_embd: 64, n_layer: 2, n_head: 2, n_positions: 32}\n"
+      << "init_from: " << checkpoint.string() << "\n"
+      << "data: {train: tests/tiny_data/lm_train.txt, max_seq_length: 32}\n"
+      << "train: {batch_size: 8, max_steps: 5, threads: 1, output_dir: " << tuned << "}\n"
+      << "logging: {progress: never}\n";
+  Outcome o = run_train("--config " + config);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const auto tuned_config = nlohmann::json::parse(
+      file_bytes((fs::path(tuned) / "checkpoint-5" / "tokenizer_config.json").string()));
+  EXPECT_EQ(tuned_config["tokenizer_class"], "GPT2Tokenizer");
+  EXPECT_EQ(file_bytes((fs::path(tuned) / "checkpoint-5" / "merges.txt").string()),
+            file_bytes((checkpoint / "merges.txt").string()));
 }
 
 TEST(TokenizerRuns, GptWithATrainedSentencePieceModel) {
