@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes tests/data/tokenizer_json/: tokenizer.json files that Hugging Face's own tokenizers
 // library saves, and the ids it gives for a set of messy texts, so that heed's reader and writer
-// (data/hf_tokenizer_json.cpp) are checked against Hugging Face rather than against themselves.
+// (data/hf_tokenizer_json.h) are checked against Hugging Face rather than against themselves.
 //
 //   tokenizers 0.23.2: Hugging Face's official Node bindings of its Rust tokenizers library
 //                      (Apache-2.0, npm package "tokenizers"), the code behind transformers'
