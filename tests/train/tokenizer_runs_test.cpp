@@ -102,15 +102,15 @@ TEST(TokenizerRuns, GptWithATrainedByteLevelBpe) {
 
   // A run from this checkpoint that names no tokenizer continues with the checkpoint's BPE.
   const std::string tuned = fresh_dir("gpt_bpe_tuned");
-  const std::string config = tuned + "/run.yaml";
-  std::ofstream(config)
+  const std::string run_yaml = tuned + ".yaml";
+  std::ofstream(run_yaml)
       << "task: clm\n"
       << "model: {arch: gpt2, n_embd: 64, n_layer: 2, n_head: 2, n_positions: 32}\n"
       << "init_from: " << checkpoint.string() << "\n"
       << "data: {train: tests/tiny_data/lm_train.txt, max_seq_length: 32}\n"
       << "train: {batch_size: 8, max_steps: 5, threads: 1, output_dir: " << tuned << "}\n"
       << "logging: {progress: never}\n";
-  Outcome o = run_train("--config " + config);
+  Outcome o = run_train("--config " + run_yaml);
   ASSERT_EQ(o.exit_code, 0) << o.output;
   const auto tuned_config = nlohmann::json::parse(
       file_bytes((fs::path(tuned) / "checkpoint-5" / "tokenizer_config.json").string()));
