@@ -13,6 +13,7 @@
 #include "autograd/error.h"
 #include "data/byte_level_bpe_trainer.h"
 #include "data/fingerprint.h"
+#include "data/gpt2_ascii_split.h"
 #include "data/unicode.h"
 #include "io/text_file.h"
 
@@ -339,6 +340,10 @@ std::unique_ptr<icu::RegexMatcher> unlimited_matcher(const icu::RegexPattern& pa
 std::vector<std::string_view> ByteLevelBpe::split_words(std::string_view text) const {
   std::vector<std::string_view> words;
   if (text.empty()) return words;
+  // All-ASCII text, most of an English corpus, by the pattern run by hand: ICU's words there
+  // (checked against it in tests/data/gpt2_ascii_split_test.cpp), in a tenth of ICU's time,
+  // which was half of encode's.
+  if (split_gpt2_ascii(text, words)) return words;
   UErrorCode status = U_ZERO_ERROR;
   std::unique_ptr<UText, decltype(&utext_close)> input(
       utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &status),

@@ -4,19 +4,23 @@
 //                             config reader (nn/models/config_json.h) and validate(); a
 //                             config small enough is built (nn::model_from_config)
 //   1  tokenizer_config.json  data::tokenizer_class, load_truncation and load_wordpiece (or
-//                             load_char_tokenizer) of a directory that also holds a fixed
-//                             vocab.txt and char_tokenizer.json
+//                             TextTokenizer::load for the other classes) of a directory that
+//                             also holds a fixed vocab.txt, char_tokenizer.json, and a byte-level
+//                             BPE's vocab.json and merges.txt
 //   2  char_tokenizer.json    data::CharTokenizer::load, then the tokenizer on a fixed text
 //   3  trainer_state.json     io::read_json_file and what the trainer's resume reads of it, in
 //                             its order, through the real readers of its parts (the data order
 //                             check, BestModel::load_state, LRScheduler::load_state_dict)
 #include <filesystem>
 
+#include "data/byte_level_bpe.h"
 #include "data/char_tokenizer.h"
+#include "data/text_tokenizer.h"
 #include "data/tokenizer_io.h"
 #include "fuzz/fuzz_util.h"
 #include "io/json_fields.h"
 #include "io/json_file.h"
+#include "io/utf8.h"
 #include "nn/models/config_json.h"
 #include "nn/pretrained_io.h"
 #include "optim/adamw.h"
@@ -75,20 +79,41 @@ constexpr std::string_view kCharTokenizer =
     R"({"unit": "character", "tokens": ["[PAD]", "[UNK]", "[BOS]", "[EOS]", "a", "b"]})";
 constexpr std::string_view kText = "The dogs. ab\xC3\xA9 [MASK]";
 
+// A byte-level BPE vocabulary of the 256 byte symbols and the special tokens of GPT-2 and
+// RoBERTa, with no merges: what a GPT2Tokenizer or RobertaTokenizer class reads.
+std::string tiny_bpe_vocab_json() {
+  nlohmann::json vocab = nlohmann::json::object();
+  int32_t id = 0;
+  for (char32_t symbol : heed::data::bytes_to_unicode()) {
+    std::string utf8;
+    heed::io::append_utf8(utf8, symbol);
+    vocab[utf8] = id++;
+  }
+  for (const char* special : {"<|endoftext|>", "<s>", "</s>", "<unk>", "<pad>", "<mask>"})
+    vocab[special] = id++;
+  return vocab.dump();
+}
+
 void tokenizer_config(std::string_view bytes) {
+  static const std::string bpe_vocab = tiny_bpe_vocab_json();
   write_scratch("tok/vocab.txt", kVocab);
   write_scratch("tok/char_tokenizer.json", kCharTokenizer);
+  write_scratch("tok/vocab.json", bpe_vocab);
+  write_scratch("tok/merges.txt", "#version: 0.2\n");
   write_scratch("tok/tokenizer_config.json", bytes);
   const std::string dir = (heed::fuzz::scratch_dir() / "tok").string();
   const std::string cls = heed::data::tokenizer_class(dir);
   const heed::data::TruncationSettings truncation = heed::data::load_truncation(dir);
   HEED_FUZZ_REQUIRE(!truncation.max_length || *truncation.max_length > 0);
-  if (cls == "HeedCharTokenizer") {
-    heed::data::load_char_tokenizer(dir).encode(kText);
-  } else {
+  if (cls == "BertTokenizer") {
     const heed::data::WordPieceTokenizer t = heed::data::load_wordpiece(dir);
     t.encode(kText, static_cast<size_t>(truncation.max_length.value_or(0)), truncation.side);
+    return;
   }
+  // Every other class through the one interface (the BPE's special-token roles come from the
+  // fuzzed file).
+  const heed::data::TextTokenizer t = heed::data::TextTokenizer::load(dir);
+  for (int32_t id : t.encode_source(kText)) HEED_FUZZ_REQUIRE(id >= 0 && id < t.vocab_size());
 }
 
 void char_tokenizer(std::string_view bytes) {
