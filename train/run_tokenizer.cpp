@@ -1,0 +1,205 @@
+#include "train/run_tokenizer.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "data/byte_level_bpe_trainer.h"
+#include "data/tokenizer_io.h"
+#include "data/wordpiece_trainer.h"
+#include "train/tasks/task.h"
+
+namespace heed::train {
+
+namespace fs = std::filesystem;
+
+std::string default_vocab_path(const RunConfig& c) {
+  const fs::path dir(c.train.output_dir);
+  switch (c.tokenizer.type) {
+    case TokenizerType::kWordPiece:
+      return (dir / "vocab.txt").string();
+    case TokenizerType::kBpe:
+      return (dir / "bpe").string();
+    case TokenizerType::kSentencePiece:
+      return (dir / "spiece.model").string();
+    case TokenizerType::kChar:
+      break;
+  }
+  return (dir / "char_tokenizer.json").string();
+}
+
+namespace {
+
+data::WordPieceOptions wordpiece_options(const TokenizerConfig& t) {
+  data::WordPieceOptions o;
+  o.lowercase = t.lowercase;
+  o.strip_accents = t.strip_accents;
+  return o;
+}
+
+// The texts of data.train that a vocabulary is trained on, as the task picks them from each
+// line.
+void feed_trainer(data::WordPieceTrainer& trainer, const RunConfig& c) {
+  std::ifstream in(c.data.train);
+  HEED_CHECK(in.good(), "{}: cannot read the training data", c.data.train);
+  const TrainingTask& task = task_for(c.task);
+  std::string line;
+  while (std::getline(in, line)) {
+    for (std::string_view text : task.vocabulary_texts(line)) trainer.add_text(text);
+  }
+}
+
+data::WordPieceTokenizer wordpiece_for(const RunConfig& c, const Log& log) {
+  const TokenizerConfig& t = c.tokenizer;
+  if (t.vocab && fs::exists(*t.vocab)) {
+    return data::WordPieceTokenizer::from_file(*t.vocab, wordpiece_options(t));
+  }
+  if (t.vocab_size) {
+    const std::string path = t.vocab ? *t.vocab : default_vocab_path(c);
+    log(fmt::format("training a WordPiece vocabulary of {} tokens on {}", *t.vocab_size,
+                    c.data.train));
+    data::WordPieceTrainer trainer({.vocab_size = static_cast<size_t>(*t.vocab_size),
+                                    .min_frequency = t.min_frequency,
+                                    .lowercase = t.lowercase});
+    feed_trainer(trainer, c);
+    data::Vocab vocab;
+    try {
+      vocab = trainer.train();
+    } catch (const Error& e) {  // a size below the corpus's alphabet: the config's to change
+      throw ConfigError(
+          fmt::format("{}: tokenizer.{}", c.origins.where("tokenizer.vocab_size"), e.what()));
+    }
+    if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
+    vocab.save(path);
+    log(fmt::format("wrote {} ({} tokens)", path, vocab.size()));
+    return data::WordPieceTokenizer(std::move(vocab), wordpiece_options(t));
+  }
+  HEED_CHECK(c.init_from.has_value(),
+             "tokenizer: no vocab, vocab_size or init_from to take it from");
+  return data::load_wordpiece(*c.init_from);
+}
+
+// The special token a trained byte-level BPE gets, as GPT-2's: documents end in it.
+constexpr const char* kEndOfText = "<|endoftext|>";
+
+data::BpeTokenizer bpe_for(const RunConfig& c, const Log& log) {
+  const TokenizerConfig& t = c.tokenizer;
+  if (t.vocab && fs::exists(fs::path(*t.vocab) / "vocab.json"))
+    return data::BpeTokenizer::load(*t.vocab);
+  if (!t.vocab_size) {
+    HEED_CHECK(c.init_from.has_value(), "tokenizer: no vocab, vocab_size or init_from");
+    return data::BpeTokenizer::load(*c.init_from);
+  }
+  const std::string dir = t.vocab ? *t.vocab : default_vocab_path(c);
+  log(fmt::format("training a byte-level BPE of {} tokens on {}", *t.vocab_size, c.data.train));
+  data::TrainedByteLevelBpe trained;
+  try {
+    trained = data::train_byte_level_bpe(std::vector<std::string>{c.data.train},
+                                         {.vocab_size = static_cast<int32_t>(*t.vocab_size),
+                                          .min_frequency = t.min_frequency,
+                                          .special_tokens = {kEndOfText}});
+  } catch (const Error& e) {  // a size below the alphabet: the config's to change
+    throw ConfigError(
+        fmt::format("{}: tokenizer.{}", c.origins.where("tokenizer.vocab_size"), e.what()));
+  }
+  fs::create_directories(dir);
+  data::save_byte_level_bpe(trained, dir);
+  data::BpeTokenizer tok = data::BpeTokenizer::load(dir);
+  tok.save(dir, c.data.max_seq_length);  // the special tokens' roles, for transformers too
+  log(fmt::format("wrote {} ({} tokens, {} merges)", dir, trained.tokens.size(),
+                  trained.merges.size()));
+  return tok;
+}
+
+data::SentencePieceTokenizer sentencepiece_for(const RunConfig& c, const Log& log) {
+  const TokenizerConfig& t = c.tokenizer;
+  if (t.vocab && fs::exists(*t.vocab)) return data::SentencePieceTokenizer::load(*t.vocab);
+  if (!t.vocab_size) {
+    HEED_CHECK(c.init_from.has_value(), "tokenizer: no vocab, vocab_size or init_from");
+    return data::SentencePieceTokenizer::load((fs::path(*c.init_from) / "spiece.model").string());
+  }
+  const fs::path path = t.vocab ? *t.vocab : default_vocab_path(c);
+  log(fmt::format("training a SentencePiece {} model of {} pieces on {}", t.model_type,
+                  *t.vocab_size, c.data.train));
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  // T5's layout of the special pieces (pad 0, </s> 1, <unk> 2), and a <s> for sequences that
+  // start with one.
+  data::SentencePieceTrainOptions o{.input = c.data.train,
+                                    .model_prefix = (path.parent_path() / path.stem()).string(),
+                                    .model_type = t.model_type,
+                                    .vocab_size = static_cast<int32_t>(*t.vocab_size)};
+  o.pad_id = 0;
+  o.eos_id = 1;
+  o.unk_id = 2;
+  o.bos_id = 3;
+  try {
+    data::SentencePieceTokenizer::train(o);
+  } catch (const Error& e) {
+    throw ConfigError(
+        fmt::format("{}: tokenizer.{}", c.origins.where("tokenizer.vocab_size"), e.what()));
+  }
+  const std::string written = o.model_prefix + ".model";
+  if (written != path.string()) fs::rename(written, path);
+  log(fmt::format("wrote {}", path.string()));
+  return data::SentencePieceTokenizer::load(path.string());
+}
+
+// A character vocabulary read from a file must split text as the config says.
+data::CharTokenizer check_units(data::CharTokenizer tok, const TokenizerConfig& t,
+                                const std::string& source) {
+  const auto name = data::CharTokenizer::unit_name;
+  HEED_CHECK(tok.unit() == t.unit, "tokenizer.unit: {} splits by {}, the config says {}", source,
+             name(tok.unit()), name(t.unit));
+  const auto target = t.target_unit.value_or(t.unit);
+  HEED_CHECK(tok.target_unit() == target,
+             "tokenizer.target_unit: {} splits targets by {}, the config says {}", source,
+             name(tok.target_unit()), name(target));
+  return tok;
+}
+
+data::CharTokenizer chars_for(const RunConfig& c, const Log& log) {
+  const TokenizerConfig& t = c.tokenizer;
+  if (t.vocab && fs::exists(*t.vocab))
+    return check_units(data::CharTokenizer::load(*t.vocab), t, *t.vocab);
+  if (c.init_from && !t.vocab)
+    return check_units(data::load_char_tokenizer(*c.init_from), t, *c.init_from);
+  // Sources and targets may be split differently; other tasks split every field alike.
+  const bool paired = task_for(c.task).has_targets();
+  std::vector<std::string> sources, targets;
+  std::ifstream in(c.data.train);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto fields = data::split_tabs(line);
+    for (size_t i = 0; i < fields.size(); ++i)
+      (paired && i > 0 ? targets : sources).emplace_back(fields[i]);
+  }
+  data::CharTokenizer tok =
+      data::CharTokenizer::build_pair(sources, t.unit, targets, t.target_unit.value_or(t.unit));
+  const std::string path = t.vocab ? *t.vocab : default_vocab_path(c);
+  if (fs::path(path).has_parent_path()) fs::create_directories(fs::path(path).parent_path());
+  tok.save(path);
+  log(fmt::format("built a character vocabulary of {} symbols: {}", tok.vocab_size(), path));
+  return tok;
+}
+
+}  // namespace
+
+data::TextTokenizer tokenizer_for(const RunConfig& c, const Log& log) {
+  // A run that starts from a checkpoint and names no tokenizer of its own takes the
+  // checkpoint's, whatever its kind.
+  const TokenizerConfig& t = c.tokenizer;
+  if (c.init_from && !t.vocab && !t.vocab_size && !c.origins.of_key.contains("tokenizer.type"))
+    return data::TextTokenizer::load(*c.init_from);
+  switch (c.tokenizer.type) {
+    case TokenizerType::kWordPiece:
+      return data::TextTokenizer(wordpiece_for(c, log));
+    case TokenizerType::kBpe:
+      return data::TextTokenizer(bpe_for(c, log));
+    case TokenizerType::kSentencePiece:
+      return data::TextTokenizer(sentencepiece_for(c, log));
+    case TokenizerType::kChar:
+      break;
+  }
+  return data::TextTokenizer(chars_for(c, log));
+}
+
+}  // namespace heed::train
