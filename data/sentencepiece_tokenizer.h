@@ -39,6 +39,15 @@ struct SentencePieceTrainOptions {
   bool log_progress = false;  // the library's INFO lines on stderr
 };
 
+// T5's special pieces (<pad> 0, </s> 1, <unk> 2) and a <s> 3: the layout of the models heed
+// trains for a run or `tokenize --train-vocab`, which transformers' T5Tokenizer reads.
+inline void use_t5_special_ids(SentencePieceTrainOptions& options) {
+  options.pad_id = 0;
+  options.eos_id = 1;
+  options.unk_id = 2;
+  options.bos_id = 3;
+}
+
 class SentencePieceTokenizer {
  public:
   // Loads a serialized ModelProto. A missing file, a directory, or a file the library cannot

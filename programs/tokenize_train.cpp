@@ -79,15 +79,11 @@ void train_sentencepiece(const VocabularyTraining& t) {
   HEED_CHECK(out.extension() == ".model",
              "--train-vocab {}: a SentencePiece model is written as a .model file", t.output);
   if (out.has_parent_path()) fs::create_directories(out.parent_path());
-  // T5's layout: <pad> 0, </s> 1, <unk> 2; and <s> 3.
   data::SentencePieceTrainOptions o{.input = input.path(),
                                     .model_prefix = (out.parent_path() / out.stem()).string(),
                                     .model_type = t.model_type,
                                     .vocab_size = static_cast<int32_t>(t.vocab_size)};
-  o.pad_id = 0;
-  o.eos_id = 1;
-  o.unk_id = 2;
-  o.bos_id = 3;
+  data::use_t5_special_ids(o);
   data::SentencePieceTokenizer::train(o);
 }
 

@@ -121,16 +121,11 @@ data::SentencePieceTokenizer sentencepiece_for(const RunConfig& c, const Log& lo
   log(fmt::format("training a SentencePiece {} model of {} pieces on {}", t.model_type,
                   *t.vocab_size, c.data.train));
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  // T5's layout of the special pieces (pad 0, </s> 1, <unk> 2), and a <s> for sequences that
-  // start with one.
   data::SentencePieceTrainOptions o{.input = c.data.train,
                                     .model_prefix = (path.parent_path() / path.stem()).string(),
                                     .model_type = t.model_type,
                                     .vocab_size = static_cast<int32_t>(*t.vocab_size)};
-  o.pad_id = 0;
-  o.eos_id = 1;
-  o.unk_id = 2;
-  o.bos_id = 3;
+  data::use_t5_special_ids(o);
   try {
     data::SentencePieceTokenizer::train(o);
   } catch (const Error& e) {
