@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/segment_pool.h"
 
 namespace heed {

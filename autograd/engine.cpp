@@ -6,7 +6,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <new>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/dtype.h"
+#include "base/dtype.h"
 #include "autograd/storage.h"
 
 namespace heed {

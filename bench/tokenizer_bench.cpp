@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/byte_level_bpe.h"
 #include "data/sentencepiece_tokenizer.h"
 #include "data/wordpiece.h"

@@ -23,7 +23,7 @@
 #include "autograd/generator.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 #include "autograd/random.h"
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/fingerprint.h"
 #include "io/json_file.h"
 

@@ -10,7 +10,7 @@
 #include <queue>
 #include <unordered_set>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/byte_level_bpe_trainer.h"
 #include "data/fingerprint.h"
 #include "data/gpt2_ascii_split.h"

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/byte_level_bpe.h"
 #include "data/gpt2_ascii_split.h"
 #include "data/unicode.h"

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/token_cache.h"
 #include "data/unicode.h"
 #include "data/wordpiece.h"

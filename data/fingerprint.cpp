@@ -3,7 +3,7 @@
 #include <fstream>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::data {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/hf_tokenizer_json.h"
 #include "data/hf_tokenizer_json_template.h"
 #include "data/unicode.h"

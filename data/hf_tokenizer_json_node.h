@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::data::hf_tokenizer_json {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/byte_level_bpe.h"
 #include "data/hf_tokenizer_json.h"
 #include "data/hf_tokenizer_json_template.h"

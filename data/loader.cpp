@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::data {
 namespace {

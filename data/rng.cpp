@@ -1,6 +1,6 @@
 #include "data/rng.h"
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::data {
 namespace {

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/fingerprint.h"
 #include "data/spiece_model_check.h"
 #include "io/text_file.h"

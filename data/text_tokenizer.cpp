@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/fingerprint.h"
 #include "data/hf_tokenizer_json.h"
 #include "data/tokenizer_io.h"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/fingerprint.h"
 #include "data/text_tokenizer.h"
 #include "io/atomic_file.h"

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <type_traits>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/hf_tokenizer_json.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"

@@ -5,7 +5,7 @@
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::data {
 namespace {

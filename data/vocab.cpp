@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/fingerprint.h"
 #include "data/unicode.h"
 #include "io/atomic_file.h"

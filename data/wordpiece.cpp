@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/fingerprint.h"
 #include "data/unicode.h"
 

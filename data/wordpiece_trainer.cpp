@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/unicode.h"
 
 namespace heed::data {

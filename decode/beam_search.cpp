@@ -5,7 +5,7 @@
 #include <map>
 #include <numeric>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "decode/generation.h"
 #include "decode/logits_row.h"

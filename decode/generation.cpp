@@ -6,7 +6,7 @@
 #include <map>
 #include <numeric>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "decode/logits_row.h"

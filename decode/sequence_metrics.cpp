@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::decode {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::fuzz {
 

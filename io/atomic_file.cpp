@@ -12,7 +12,7 @@
 #include <optional>
 #include <regex>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::io {
 namespace {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::io {
 namespace {

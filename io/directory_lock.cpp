@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::io {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/text_file.h"
 

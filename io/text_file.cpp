@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::io {
 

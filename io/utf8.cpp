@@ -1,6 +1,6 @@
 #include "io/utf8.h"
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::io {
 

@@ -1,6 +1,6 @@
 #include "nn/kv_cache.h"
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/ops.h"
 
 namespace heed::nn {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/kernels/parallel.h"
 
 namespace heed::optim {

@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_set>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "io/safetensors.h"
 

@@ -18,7 +18,7 @@
 #include <map>
 #include <string>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "programs/cli_checks.h"
 #include "programs/infer_commands.h"
 #include "programs/stdout_check.h"

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <set>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "decode/generation.h"

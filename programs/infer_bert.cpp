@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "data/tokenizer_io.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/ops.h"
 #include "data/tokenizer_io.h"
 #include "io/json_file.h"

@@ -1,7 +1,7 @@
 // infer generate and score: the GPT checkpoints.
 #include <nlohmann/json.hpp>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "decode/generation.h"
 #include "nn/models/gpt.h"
 #include "programs/infer_commands.h"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "decode/generation.h"
 #include "nn/models/encoder_decoder.h"
 #include "programs/infer_commands.h"

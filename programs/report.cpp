@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "programs/stdout_check.h"
 #include "train/run_report.h"
 #include "viz/page.h"

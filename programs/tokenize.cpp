@@ -15,7 +15,7 @@
 #include <iostream>
 #include <string>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/text_tokenizer.h"
 #include "programs/cli_checks.h"
 #include "programs/stdout_check.h"

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <string>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/bpe_tokenizer.h"
 #include "data/byte_level_bpe_trainer.h"
 #include "data/sentencepiece_tokenizer.h"

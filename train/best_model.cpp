@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "train/config/config_origins.h"
 #include "train/config/did_you_mean.h"
 

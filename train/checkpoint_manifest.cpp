@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/checksum.h"
 #include "io/json_fields.h"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "io/atomic_file.h"
 
 namespace heed::train {

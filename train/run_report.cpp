@@ -8,7 +8,7 @@
 #include <fstream>
 #include <type_traits>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/ops.h"
 #include "io/atomic_file.h"
 #include "io/directory_lock.h"

@@ -9,7 +9,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 #include "io/atomic_file.h"
 #include "io/directory_lock.h"
 #include "io/json_fields.h"

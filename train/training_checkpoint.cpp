@@ -5,7 +5,7 @@
 #include <fstream>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 

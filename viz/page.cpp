@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/checksum.h"
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "autograd/dtype.h"
+#include "base/dtype.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/row_reduce.h"
 

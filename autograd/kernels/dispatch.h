@@ -3,8 +3,8 @@
 // reference path that gradient checks use.
 #include <cstdint>
 
-#include "autograd/dtype.h"
-#include "autograd/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 
 namespace heed {
 

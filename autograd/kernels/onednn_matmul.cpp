@@ -6,7 +6,7 @@
 
 #include "autograd/kernels/onednn_primitives.h"
 #include "autograd/kernels/pack_blocked.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

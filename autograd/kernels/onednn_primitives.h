@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/kernels/lru_cache.h"
 #include "autograd/kernels/onednn_matmul.h"
 #include "autograd/kernels/pack_blocked.h"

@@ -12,7 +12,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/onednn_primitives.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

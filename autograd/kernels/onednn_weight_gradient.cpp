@@ -4,7 +4,7 @@
 
 #include "autograd/kernels/onednn_matmul.h"
 #include "autograd/kernels/onednn_primitives.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

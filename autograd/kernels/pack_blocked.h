@@ -8,7 +8,7 @@
 // docs/performance.md).
 #include <cstdint>
 
-#include "autograd/dtype.h"
+#include "base/dtype.h"
 
 namespace heed {
 

@@ -5,7 +5,7 @@
 // between the two builds, so both versions give the same bits (tests/autograd/wide_loops_test.cpp).
 #include <cstdint>
 
-#include "autograd/dtype.h"
+#include "base/dtype.h"
 #include "autograd/kernels/cross_entropy_row.h"
 
 namespace heed::wide {

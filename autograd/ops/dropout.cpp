@@ -7,7 +7,7 @@
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

@@ -5,7 +5,7 @@
 #include "autograd/kernels/parallel.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

@@ -10,7 +10,7 @@
 #include "autograd/ops.h"
 #include "autograd/ops/linear_impl.h"
 #include "autograd/ops/matmul_impl.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

@@ -12,7 +12,7 @@
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
 #include "autograd/ops/linear_impl.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 #include "autograd/storage.h"
 
 namespace heed {

@@ -13,7 +13,7 @@
 #include "autograd/ops.h"
 #include "autograd/ops/attention_softmax_rows.h"
 #include "autograd/ops/matmul_impl.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

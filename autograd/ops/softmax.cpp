@@ -17,7 +17,7 @@
 #include "autograd/ops.h"
 #include "autograd/ops/attention_softmax_rows.h"
 #include "autograd/ops/elementwise.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

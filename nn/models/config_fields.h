@@ -18,7 +18,7 @@
 #include <string_view>
 #include <variant>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "nn/activation.h"
 
 namespace heed::nn {

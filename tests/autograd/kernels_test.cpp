@@ -14,7 +14,7 @@
 #include "autograd/kernels/pack_blocked.h"
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/ops.h"
-#include "autograd/profile.h"
+#include "base/profile.h"
 #include "autograd/random.h"
 
 using namespace heed;

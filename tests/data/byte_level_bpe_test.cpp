@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/unicode.h"
 #include "tests/data/test_util.h"
 

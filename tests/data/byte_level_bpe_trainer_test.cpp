@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/byte_level_bpe.h"
 #include "data/unicode.h"
 #include "io/text_file.h"

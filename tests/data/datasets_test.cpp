@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/char_tokenizer.h"
 #include "data/wordpiece.h"
 #include "tests/data/test_util.h"

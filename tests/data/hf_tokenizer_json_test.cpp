@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "tests/data/test_util.h"
 
 namespace heed::data {

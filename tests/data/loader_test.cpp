@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/collators.h"
 
 namespace heed::data {

@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "tests/data/test_util.h"
 
 namespace heed::data {

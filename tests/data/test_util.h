@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::data::testing {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/byte_level_bpe_trainer.h"
 #include "data/hf_tokenizer_json.h"
 #include "data/tokenizer_io.h"

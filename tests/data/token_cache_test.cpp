@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "data/datasets.h"
 #include "data/text_tokenizer.h"
 #include "tests/data/test_util.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <map>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 #include "support/test_util.h"

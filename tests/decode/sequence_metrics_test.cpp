@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::decode {
 namespace {

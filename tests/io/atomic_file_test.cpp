@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "io/json_file.h"
 
 namespace heed::io {

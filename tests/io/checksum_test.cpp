@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::io {
 namespace {

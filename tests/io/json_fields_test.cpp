@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::io {
 namespace {

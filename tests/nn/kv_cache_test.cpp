@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/random.h"
 #include "nn/attention.h"

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "autograd/dtype.h"
-#include "autograd/error.h"
+#include "base/dtype.h"
+#include "base/error.h"
 #include "data/char_tokenizer.h"
 #include "data/wordpiece.h"
 #include "nn/models/bert.h"

@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "io/checksum.h"
 #include "train/config/config_origins.h"
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "autograd/error.h"
+#include "base/error.h"
 #include "autograd/ops.h"
 
 #ifdef HEED_HAVE_MPI

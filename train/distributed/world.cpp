@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 #ifdef HEED_HAVE_MPI
 #include <mpi.h>

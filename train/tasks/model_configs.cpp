@@ -1,6 +1,6 @@
 #include "train/tasks/model_configs.h"
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed::train {
 

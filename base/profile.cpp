@@ -1,4 +1,4 @@
-#include "autograd/profile.h"
+#include "base/profile.h"
 
 #include <fmt/format.h>
 

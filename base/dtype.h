@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "autograd/error.h"
+#include "base/error.h"
 
 namespace heed {
 
