@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/error.h"
 #include "autograd/segment_pool.h"
+#include "base/error.h"
 
 namespace heed {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "base/dtype.h"
 #include "autograd/storage.h"
+#include "base/dtype.h"
 
 namespace heed {
 

@@ -5,8 +5,8 @@
 #include <map>
 #include <numeric>
 
-#include "base/error.h"
 #include "autograd/grad_mode.h"
+#include "base/error.h"
 #include "decode/generation.h"
 #include "decode/logits_row.h"
 

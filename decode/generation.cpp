@@ -6,9 +6,9 @@
 #include <map>
 #include <numeric>
 
-#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 #include "decode/logits_row.h"
 
 namespace heed::decode {

@@ -1,7 +1,7 @@
 #include "nn/kv_cache.h"
 
-#include "base/error.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 
 namespace heed::nn {
 

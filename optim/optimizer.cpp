@@ -7,8 +7,8 @@
 #include <set>
 #include <unordered_set>
 
-#include "base/error.h"
 #include "autograd/grad_mode.h"
+#include "base/error.h"
 #include "io/safetensors.h"
 
 namespace heed::optim {

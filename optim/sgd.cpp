@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "base/error.h"
 #include "autograd/kernels/parallel.h"
+#include "base/error.h"
 
 namespace heed::optim {
 

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <set>
 
-#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 #include "decode/generation.h"
 #include "io/atomic_file.h"
 #include "nn/models/bert.h"

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <numeric>
 
-#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 #include "data/tokenizer_io.h"
 #include "nn/models/bert.h"
 #include "programs/infer_commands.h"

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "base/error.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 #include "data/tokenizer_io.h"
 #include "io/json_file.h"
 #include "nn/models/gpt.h"

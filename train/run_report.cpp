@@ -8,8 +8,8 @@
 #include <fstream>
 #include <type_traits>
 
-#include "base/error.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 #include "io/atomic_file.h"
 #include "io/directory_lock.h"
 #include "io/json_file.h"

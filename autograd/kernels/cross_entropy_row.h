@@ -7,9 +7,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "base/dtype.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/row_reduce.h"
+#include "base/dtype.h"
 
 namespace heed {
 

@@ -9,11 +9,11 @@
 #include <mutex>
 #include <vector>
 
-#include "base/error.h"
 #include "autograd/kernels/lru_cache.h"
 #include "autograd/kernels/onednn_matmul.h"
 #include "autograd/kernels/pack_blocked.h"
 #include "autograd/tensor.h"
+#include "base/error.h"
 
 namespace heed {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "base/error.h"
 #include "autograd/kernels/parallel.h"
+#include "base/error.h"
 
 namespace heed {
 namespace {

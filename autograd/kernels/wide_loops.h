@@ -5,8 +5,8 @@
 // between the two builds, so both versions give the same bits (tests/autograd/wide_loops_test.cpp).
 #include <cstdint>
 
-#include "base/dtype.h"
 #include "autograd/kernels/cross_entropy_row.h"
+#include "base/dtype.h"
 
 namespace heed::wide {
 

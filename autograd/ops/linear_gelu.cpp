@@ -12,8 +12,8 @@
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
 #include "autograd/ops/linear_impl.h"
-#include "base/profile.h"
 #include "autograd/storage.h"
+#include "base/profile.h"
 
 namespace heed {
 namespace {

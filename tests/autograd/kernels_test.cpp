@@ -14,8 +14,8 @@
 #include "autograd/kernels/pack_blocked.h"
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/ops.h"
-#include "base/profile.h"
 #include "autograd/random.h"
+#include "base/profile.h"
 
 using namespace heed;
 

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <map>
 
-#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 #include "support/test_util.h"
 #include "support/tiny_models.h"
 

@@ -4,9 +4,9 @@
 
 #include <memory>
 
-#include "base/error.h"
 #include "autograd/grad_mode.h"
 #include "autograd/random.h"
+#include "base/error.h"
 #include "nn/attention.h"
 #include "nn/kv_cache.h"
 #include "nn/models/encoder_decoder.h"

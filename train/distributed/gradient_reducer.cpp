@@ -3,8 +3,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "base/error.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 
 #ifdef HEED_HAVE_MPI
 #include <mpi.h>

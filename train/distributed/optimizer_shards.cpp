@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "base/error.h"
 #include "autograd/ops.h"
+#include "base/error.h"
 
 namespace heed::train {
 std::string pack_state(const optim::ParamState& state) {
