@@ -30,7 +30,7 @@
 #include "nn/models/gpt.h"
 #include "nn/padded_rows.h"
 #include "train/distributed/data_parallel.h"
-#include "train/train_step.h"
+#include "train/run/train_step.h"
 
 using namespace heed;
 

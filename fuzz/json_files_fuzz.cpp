@@ -25,8 +25,8 @@
 #include "nn/pretrained_io.h"
 #include "optim/adamw.h"
 #include "optim/schedule.h"
-#include "train/best_model.h"
-#include "train/training_checkpoint.h"
+#include "train/checkpoint/training_checkpoint.h"
+#include "train/run/best_model.h"
 
 namespace {
 
@@ -122,7 +122,7 @@ void char_tokenizer(std::string_view bytes) {
   for (int32_t id : t.encode(kText)) HEED_FUZZ_REQUIRE(id >= 0 && id < t.vocab_size());
 }
 
-// The trainer's resume (train/trainer.cpp), in its order, of a run with the default config,
+// The trainer's resume (train/run/trainer.cpp), in its order, of a run with the default config,
 // an AdamW and a linear schedule, that tracks the best model by loss.
 void trainer_state(std::string_view bytes) {
   const std::string dir = (heed::fuzz::scratch_dir() / "checkpoint-1").string();

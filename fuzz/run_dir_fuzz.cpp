@@ -15,8 +15,8 @@
 #include "fuzz/fuzz_util.h"
 #include "io/directory_lock.h"
 #include "io/text_file.h"
-#include "train/run_report.h"
-#include "train/training_checkpoint.h"
+#include "train/checkpoint/training_checkpoint.h"
+#include "train/reporting/run_report.h"
 
 namespace {
 

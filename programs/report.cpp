@@ -13,7 +13,7 @@
 
 #include "base/error.h"
 #include "programs/stdout_check.h"
-#include "train/run_report.h"
+#include "train/reporting/run_report.h"
 #include "viz/page.h"
 
 namespace {

@@ -8,10 +8,10 @@
 
 #include "io/json_file.h"
 #include "io/text_file.h"
+#include "train/checkpoint/training_checkpoint.h"
 #include "train/config/config_origins.h"
+#include "train/config/resume_changes.h"
 #include "train/distributed/world.h"
-#include "train/resume_changes.h"
-#include "train/training_checkpoint.h"
 
 namespace heed::train {
 namespace {

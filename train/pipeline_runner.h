@@ -12,7 +12,7 @@
 
 #include "train/config/config.h"
 #include "train/config/pipeline.h"
-#include "train/trainer.h"
+#include "train/run/trainer.h"
 
 namespace heed::train {
 

@@ -10,7 +10,7 @@
 #include "train/config/pipeline.h"
 #include "train/distributed/world.h"
 #include "train/pipeline_runner.h"
-#include "train/stop_signals.h"
+#include "train/run/stop_signals.h"
 
 namespace heed::train {
 namespace {

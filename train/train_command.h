@@ -1,6 +1,6 @@
 #pragma once
 // The `train` program: its command line, and a run config or a pipeline of them to run.
-#include "train/trainer.h"
+#include "train/run/trainer.h"
 
 namespace heed::train {
 

@@ -318,7 +318,7 @@ def case_signal(r):
     twice: SIGUSR1 to mpirun, which Open MPI forwards to every rank unchanged, and SIGTERM to
     each rank, as a scheduler does (SLURM's scancel). SIGTERM to mpirun is left out: Open MPI
     4.1 then kills the ranks two seconds later, so whether the checkpoint is written depends on
-    how long a step takes (train/stop_signals.h)."""
+    how long a step takes (train/run/stop_signals.h)."""
     for name, signum, to_ranks in [("usr1_to_mpirun", signal.SIGUSR1, False),
                                    ("term_to_ranks", signal.SIGTERM, True)]:
         out, args = r.command("configs/tiny/bert_mlm.yaml", name,

@@ -295,7 +295,7 @@ def run_files(main, metrics, splits):
 
 
 def run_data(name, files, status, progress):
-    """The page's data for a run directory, as train/run_report.cpp's run_report_data builds it."""
+    """The page's data for a run directory, as train/reporting/run_report.cpp's run_report_data builds it."""
     info = json.loads(files["run_info.json"])
     return {"name": name, "status": status, "task": info.get("task", ""),
             "config_yaml": info.get("config_yaml", ""), "model": info.get("model", {}),

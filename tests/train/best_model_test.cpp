@@ -1,14 +1,14 @@
 // The best-model choice of eval.load_best_model_at_end: metric names and their default
 // direction, strict improvement (ties keep the earlier step), and the state a checkpoint
 // keeps for a resumed run.
-#include "train/best_model.h"
+#include "train/run/best_model.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "autograd/tensor.h"
-#include "train/metrics.h"
+#include "train/run/metrics.h"
 #include "train/tasks/task.h"
 
 namespace heed::train {

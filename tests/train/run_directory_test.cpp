@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "support/page_data.h"
+#include "train/checkpoint/training_checkpoint.h"
 #include "train/run_train.h"
-#include "train/training_checkpoint.h"
 
 namespace fs = std::filesystem;
 using namespace heed::testing;

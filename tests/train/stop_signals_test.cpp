@@ -1,8 +1,8 @@
 // The stop signals reach only the watcher thread: every thread started after install(), the
 // OpenMP workers that run oneDNN's kernels among them, has them blocked, so no signal frame is
-// ever written on a kernel's borrowed stack (train/stop_signals.h). Once a run has begun, the
+// ever written on a kernel's borrowed stack (train/run/stop_signals.h). Once a run has begun, the
 // first signal is the stop request.
-#include "train/stop_signals.h"
+#include "train/run/stop_signals.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "train/task_setup.h"
+#include "train/run/task_setup.h"
 #include "train/tasks/task.h"
 
 namespace heed::train {

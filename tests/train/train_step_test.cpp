@@ -9,7 +9,7 @@
 #include "autograd/ops.h"
 #include "nn/models/bert.h"
 #include "support/test_util.h"
-#include "train/train_step.h"
+#include "train/run/train_step.h"
 
 using namespace heed;
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "train/stop_signals.h"
+#include "train/run/stop_signals.h"
 #include "train/train_command.h"
 
 int main(int argc, char** argv) {

@@ -160,7 +160,7 @@ struct EvalConfig {
   bool decode = true;                 // seq2seq: also decode the examples and score the outputs
   // Hugging Face's load_best_model_at_end: save a checkpoint at every evaluation of
   // data.valid that beats the best so far by metric_for_best_model, keep it through the
-  // rotation, and load it for the final evaluation (train/best_model.h).
+  // rotation, and load it for the final evaluation (train/run/best_model.h).
   bool load_best_model_at_end = false;
   std::optional<std::string> metric_for_best_model;  // unset: "loss"; "eval_" prefix allowed
   std::optional<bool> greater_is_better;  // unset: false for loss, perplexity and error rates

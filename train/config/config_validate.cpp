@@ -4,10 +4,10 @@
 #include <set>
 
 #include "data/datasets.h"
-#include "train/best_model.h"
 #include "train/config/config_origins.h"
 #include "train/config/config_schema.h"
 #include "train/config/did_you_mean.h"
+#include "train/run/best_model.h"
 #include "train/tasks/task.h"
 
 namespace heed::train {

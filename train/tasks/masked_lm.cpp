@@ -2,7 +2,7 @@
 // recover, the prediction head run at those positions only.
 #include "data/collators.h"
 #include "nn/models/bert.h"
-#include "train/batch_tensors.h"
+#include "train/run/batch_tensors.h"
 #include "train/tasks/model_configs.h"
 #include "train/tasks/predictions.h"
 #include "train/tasks/registry.h"

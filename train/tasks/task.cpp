@@ -1,7 +1,7 @@
 #include "train/tasks/task.h"
 
-#include "train/batch_tensors.h"
-#include "train/metrics.h"
+#include "train/run/batch_tensors.h"
+#include "train/run/metrics.h"
 
 namespace heed::train {
 

@@ -1,4 +1,4 @@
-#include "train/run_report.h"
+#include "train/reporting/run_report.h"
 
 #include <fmt/format.h>
 

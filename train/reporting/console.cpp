@@ -1,4 +1,4 @@
-#include "train/console.h"
+#include "train/reporting/console.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "train/compute_setup.h"
+#include "train/run/compute_setup.h"
 
 #include "autograd/ops.h"
 

@@ -2,7 +2,7 @@
 // The training loop: gradient accumulation, clipping, the LR schedule, periodic evaluation,
 // logging (a progress bar on a terminal, plain lines elsewhere, metrics.jsonl), periodic and
 // final checkpoints, a stop on a non-finite loss, SIGINT/SIGTERM/SIGUSR1 -> checkpoint and a
-// clean exit (train/stop_signals.h), resuming that continues exactly as if the run had never
+// clean exit (train/run/stop_signals.h), resuming that continues exactly as if the run had never
 // stopped, and (with eval.load_best_model_at_end) keeping and finally loading the best validated
 // checkpoint.
 #include <functional>

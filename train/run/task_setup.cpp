@@ -1,4 +1,4 @@
-#include "train/task_setup.h"
+#include "train/run/task_setup.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include "data/token_cache.h"
 #include "data/tokenizer_io.h"
 #include "nn/pretrained_io.h"
-#include "train/run_tokenizer.h"
+#include "train/run/run_tokenizer.h"
 #include "train/tasks/task.h"
 
 namespace heed::train {

@@ -1,4 +1,4 @@
-#include "train/metrics_log.h"
+#include "train/reporting/metrics_log.h"
 
 #include <cerrno>
 #include <cstring>

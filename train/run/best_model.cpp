@@ -1,4 +1,4 @@
-#include "train/best_model.h"
+#include "train/run/best_model.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "train/run_tokenizer.h"
+#include "train/run/run_tokenizer.h"
 
 #include <filesystem>
 #include <fstream>

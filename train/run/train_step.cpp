@@ -1,4 +1,4 @@
-#include "train/train_step.h"
+#include "train/run/train_step.h"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "train/memory_estimate.h"
+#include "train/run/memory_estimate.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "train/batch_tensors.h"
+#include "train/run/batch_tensors.h"
 
 #include "autograd/ops.h"
 

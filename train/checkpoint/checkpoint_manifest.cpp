@@ -1,4 +1,4 @@
-#include "train/checkpoint_manifest.h"
+#include "train/checkpoint/checkpoint_manifest.h"
 
 #include <filesystem>
 

@@ -1,11 +1,11 @@
-#include "train/evaluation.h"
+#include "train/run/evaluation.h"
 
 #include <algorithm>
 #include <numbers>
 #include <vector>
 
 #include "autograd/grad_mode.h"
-#include "train/metrics.h"
+#include "train/run/metrics.h"
 
 namespace heed::train {
 

@@ -1,4 +1,4 @@
-#include "train/training_checkpoint.h"
+#include "train/checkpoint/training_checkpoint.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "train/stop_signals.h"
+#include "train/run/stop_signals.h"
 
 #include <pthread.h>
 

@@ -1,4 +1,4 @@
-#include "train/output_dir.h"
+#include "train/checkpoint/output_dir.h"
 
 #include <fmt/ranges.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 
 #include "io/atomic_file.h"
-#include "train/training_checkpoint.h"
+#include "train/checkpoint/training_checkpoint.h"
 
 namespace heed::train {
 namespace {

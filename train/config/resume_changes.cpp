@@ -1,4 +1,4 @@
-#include "train/resume_changes.h"
+#include "train/config/resume_changes.h"
 
 #include <fmt/ranges.h>
 

@@ -1,4 +1,4 @@
-#include "train/metrics.h"
+#include "train/run/metrics.h"
 
 #include <cmath>
 

@@ -18,7 +18,7 @@
 #include "autograd/generator.h"
 #include "data/loader.h"
 #include "io/json_fields.h"
-#include "train/checkpoint_manifest.h"
+#include "train/checkpoint/checkpoint_manifest.h"
 #include "train/config/config.h"
 #include "train/distributed/world.h"
 
