@@ -1,9 +1,12 @@
 #pragma once
-// A call after each leaf's gradient is accumulated in a backward pass. The engine sums every
-// contribution to a leaf before its AccumulateGrad runs, so at that call the leaf's .grad is
-// final for the pass: data-parallel training starts reducing a bucket of gradients as soon as
-// all of its leaves have been seen, while backward goes on with the layers below.
+// PyTorch's Tensor.register_post_accumulate_grad_hook: a call each time a backward pass has
+// accumulated a leaf's gradient. The engine sums every contribution to a leaf before its
+// AccumulateGrad runs, so at that call the leaf's .grad is final for the pass. Data-parallel
+// training attaches one to every parameter and starts summing a bucket of gradients over the
+// ranks as soon as all of its leaves are final, while backward goes on with the layers below.
+#include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "autograd/tensor.h"
 
@@ -11,19 +14,32 @@ namespace heed {
 
 using GradReadyHook = std::function<void(const TensorImpl& leaf)>;
 
-// Installs `hook` on this thread for the scope's life (the previous one comes back after).
-class GradReadyHookScope {
+// Removes its hook when destroyed (PyTorch's RemovableHandle): the hook's owner holds it, so a
+// hook never outlives what it calls into. A handle may outlive its tensor.
+class GradHookHandle {
  public:
-  explicit GradReadyHookScope(GradReadyHook hook);
-  ~GradReadyHookScope();
-  GradReadyHookScope(const GradReadyHookScope&) = delete;
-  GradReadyHookScope& operator=(const GradReadyHookScope&) = delete;
+  GradHookHandle() = default;
+  GradHookHandle(std::weak_ptr<TensorImpl> leaf, uint64_t id) : leaf_(std::move(leaf)), id_(id) {}
+  ~GradHookHandle() { remove(); }
+  GradHookHandle(GradHookHandle&& other) noexcept;
+  GradHookHandle& operator=(GradHookHandle&& other) noexcept;
+  GradHookHandle(const GradHookHandle&) = delete;
+  GradHookHandle& operator=(const GradHookHandle&) = delete;
+
+  void remove();
 
  private:
-  GradReadyHook previous_;
+  std::weak_ptr<TensorImpl> leaf_;
+  uint64_t id_ = 0;
 };
 
-// Calls this thread's hook, if any (AccumulateGrad does, after accumulating).
+// Calls `hook` after each backward pass has accumulated `leaf`'s gradient, until the handle
+// goes. `leaf` must be a leaf that requires a gradient.
+[[nodiscard]] GradHookHandle register_post_accumulate_grad_hook(const Tensor& leaf,
+                                                                GradReadyHook hook);
+
+// Calls `leaf`'s hooks in the order they were registered (AccumulateGrad does, after
+// accumulating).
 void notify_grad_ready(const TensorImpl& leaf);
 
 }  // namespace heed

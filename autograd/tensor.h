@@ -3,8 +3,10 @@
 // Views (reshape, transpose, slice, ...) share storage; kernels ask for contiguous inputs
 // where they need them.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/storage.h"
@@ -28,6 +30,8 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> grad;      // accumulated gradient of a leaf
   std::shared_ptr<Node> grad_fn;         // the node that made this tensor (null for leaves)
   std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad, made on first use
+  // A leaf's post-accumulate-grad hooks (autograd/grad_ready_hook.h), each with its id.
+  std::vector<std::pair<uint64_t, std::function<void(const TensorImpl&)>>> grad_ready_hooks;
 };
 
 std::string shape_str(const Shape& shape);

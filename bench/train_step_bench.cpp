@@ -319,7 +319,7 @@ int main(int argc, char** argv) {
     return parallel ? parallel->rows(b) : b;
   };
   const train::StepOptions options{
-      .max_grad_norm = 1.0, .label_smoothing = w.label_smoothing, .parallel = parallel.get()};
+      .max_grad_norm = 1.0, .label_smoothing = w.label_smoothing, .sync = parallel.get()};
 
   std::vector<double> forward, backward, update, total, reduce_wait;
   double loss = 0;

@@ -26,6 +26,7 @@
 #include "optim/adamw.h"
 #include "optim/schedule.h"
 #include "train/checkpoint/training_checkpoint.h"
+#include "train/checkpoint/training_state.h"
 #include "train/run/best_model.h"
 
 namespace {
@@ -122,8 +123,8 @@ void char_tokenizer(std::string_view bytes) {
   for (int32_t id : t.encode(kText)) HEED_FUZZ_REQUIRE(id >= 0 && id < t.vocab_size());
 }
 
-// The trainer's resume (train/run/trainer.cpp), in its order, of a run with the default config,
-// an AdamW and a linear schedule, that tracks the best model by loss.
+// The trainer's resume (train/run/run_checkpoints.cpp), in its order, of a run with the default
+// config, an AdamW and a linear schedule, that tracks the best model by loss.
 void trainer_state(std::string_view bytes) {
   const std::string dir = (heed::fuzz::scratch_dir() / "checkpoint-1").string();
   const std::string path = write_scratch("checkpoint-1/trainer_state.json", bytes);
@@ -142,8 +143,9 @@ void trainer_state(std::string_view bytes) {
       {.params = {{"b", heed::zeros({2})}}, .weight_decay = 0.0}});
   heed::optim::LRScheduler scheduler(optimizer, heed::optim::make_schedule("linear", 10, 100));
   scheduler.load_state_dict(state.object("scheduler"));
-  const heed::train::ResumePoint point = heed::train::read_resume_point(state);
+  const heed::train::TrainingState point = heed::train::read_training_state(state);
   HEED_FUZZ_REQUIRE(point.step >= 0 && scheduler.last_step() >= 0);
+  (void)heed::train::to_json(point);
 }
 
 }  // namespace

@@ -78,6 +78,7 @@ void Optimizer::check_all_groups() const {
 
 void Optimizer::step(double grad_scale) {
   NoGradGuard no_grad;
+  for (const auto& [id, hook] : pre_step_hooks_) hook();
   for (size_t g = 0; g < groups_.size(); ++g) {
     const ParamGroup& group = groups_[g];
     for (size_t i = 0; i < group.params.size(); ++i) {
@@ -94,6 +95,23 @@ void Optimizer::step(double grad_scale) {
       // The update wrote through raw pointers: tell any graph that saved `p` it changed.
       p.storage()->bump_version();
     }
+  }
+  for (const auto& [id, hook] : post_step_hooks_) hook();
+}
+
+uint64_t Optimizer::register_step_pre_hook(StepHook hook) {
+  pre_step_hooks_.emplace_back(next_hook_id_, std::move(hook));
+  return next_hook_id_++;
+}
+
+uint64_t Optimizer::register_step_post_hook(StepHook hook) {
+  post_step_hooks_.emplace_back(next_hook_id_, std::move(hook));
+  return next_hook_id_++;
+}
+
+void Optimizer::remove_step_hook(uint64_t id) {
+  for (auto* hooks : {&pre_step_hooks_, &post_step_hooks_}) {
+    std::erase_if(*hooks, [id](const auto& hook) { return hook.first == id; });
   }
 }
 

@@ -22,6 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -79,6 +80,15 @@ class Optimizer {
   // Drops every parameter's gradient (PyTorch's set_to_none=True).
   void zero_grad();
 
+  // PyTorch's register_step_pre_hook / register_step_post_hook: calls before and after every
+  // step(), in the order registered. ZeRO-1 (train/distributed/optimizer_shards.h) uses them so
+  // that a step updates this rank's share of the parameters and shares the new values after,
+  // while the code that calls step() stays the same. Returns an id for remove_step_hook.
+  using StepHook = std::function<void()>;
+  uint64_t register_step_pre_hook(StepHook hook);
+  uint64_t register_step_post_hook(StepHook hook);
+  void remove_step_hook(uint64_t id);
+
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
   // The state of a parameter by name; null before its first update. Throws for a name this
@@ -131,6 +141,8 @@ class Optimizer {
                             const std::string& path) const;
 
   std::vector<ParamGroup> groups_;
+  std::vector<std::pair<uint64_t, StepHook>> pre_step_hooks_, post_step_hooks_;
+  uint64_t next_hook_id_ = 1;
   std::vector<std::vector<ParamState>> state_;  // [group][parameter], as groups_
   std::unordered_map<std::string, Location> by_name_;
 };

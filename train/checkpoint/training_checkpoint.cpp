@@ -109,60 +109,6 @@ std::vector<std::string> earlier_run_files(const std::string& output_dir) {
   return out;
 }
 
-nlohmann::json data_order(const RunConfig& c) {
-  return {{"train.batch_size", c.train.batch_size},
-          {"train.grad_accum_steps", c.train.grad_accum_steps},
-          {"train.seed", c.train.seed},
-          {"data.shuffle", c.data.shuffle},
-          {"data.group_by_length", c.data.group_by_length},
-          {"data.max_train_samples", c.data.max_train_samples.value_or(0)}};
-}
-
-void check_data_order(const io::JsonFields& state, const RunConfig& config,
-                      const std::string& dir) {
-  if (!state.has("data_order")) return;
-  const nlohmann::json now = data_order(config);
-  for (const auto& [key, saved] : state.object("data_order").json().items()) {
-    if (now.contains(key) && now.at(key) != saved) {
-      throw ConfigError(fmt::format(
-          "{}: is {} but was {} in {}; resuming would train on another order of the data "
-          "(start a new train.output_dir, or set it back)",
-          key, now.at(key).dump(), saved.dump(), dir));
-    }
-  }
-}
-
-ResumePoint read_resume_point(const io::JsonFields& state) {
-  ResumePoint point;
-  point.step = state.int64("step");
-  HEED_CHECK(point.step >= 0, "{}: field 'step' must be >= 0, not {}", state.where(), point.step);
-  point.tokens_seen = state.int64_or("tokens_seen", 0);  // older checkpoints have neither
-  point.elapsed_seconds = state.number_or("elapsed_seconds", 0.0);
-  const io::JsonFields loader = state.object("loader"), rng = state.object("dropout_rng");
-  point.loader = {loader.uint64("epoch"), loader.uint64("batch")};
-  point.dropout_rng = {rng.uint64("seed"), rng.uint64("offset")};
-  if (rng.has("rank_offsets")) {  // written by a data-parallel run: each rank's own
-    const io::JsonFields ranks = rng.object("rank_offsets");
-    for (int r = 0; ranks.has(std::to_string(r)); ++r) {
-      point.rank_dropout_offsets.push_back(ranks.uint64(std::to_string(r)));
-    }
-  }
-  if (state.has("metrics_size")) point.metrics_size = state.uint64("metrics_size");
-  return point;
-}
-
-std::optional<std::string> world_size_note(const io::JsonFields& state, int world_size) {
-  if (!state.has("world_size")) return std::nullopt;
-  const int64_t written_by = state.int64("world_size");
-  if (written_by == world_size) return std::nullopt;
-  return fmt::format(
-      "resume: {} was written by a job of {} rank{}, and this one has {}: training goes on with "
-      "the same global batches, but its results will not match those of an uninterrupted run "
-      "bit for bit (each rank draws its own dropout, and the gradients are summed in another "
-      "order)",
-      state.where(), written_by, written_by == 1 ? "" : "s", world_size);
-}
-
 void remove_unfinished_checkpoints(const std::string& output_dir) {
   if (!fs::is_directory(output_dir)) return;
   for (const auto& entry : fs::directory_iterator(output_dir)) {

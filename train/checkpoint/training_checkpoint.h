@@ -15,9 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "autograd/generator.h"
-#include "data/loader.h"
-#include "io/json_fields.h"
 #include "train/checkpoint/checkpoint_manifest.h"
 #include "train/config/config.h"
 #include "train/distributed/world.h"
@@ -30,36 +27,6 @@ namespace heed::train {
 std::string write_checkpoint(const std::string& output_dir, int64_t step, int64_t keep_last,
                              const std::function<void(const std::string&)>& write_files,
                              std::optional<int64_t> also_keep = std::nullopt);
-
-// The settings that decide which examples the loader's saved position points at, as
-// trainer_state.json records them: a resume with any of them changed would silently train on a
-// different rest of the epoch, so it is refused.
-nlohmann::json data_order(const RunConfig& config);
-// Throws ConfigError naming the setting when `config`'s data order differs from the one
-// that `state` (checkpoint `dir`'s trainer_state.json) records. Checkpoints older than the
-// check record none.
-void check_data_order(const io::JsonFields& state, const RunConfig& config, const std::string& dir);
-
-// What a resume restores from trainer_state.json besides the schedule and the best model.
-struct ResumePoint {
-  int64_t step = 0;
-  int64_t tokens_seen = 0;
-  double elapsed_seconds = 0.0;
-  data::LoaderState loader;
-  Generator::State dropout_rng;  // rank 0's (a single process's)
-  // A data-parallel run's dropout offset of each rank, in rank order; empty for one process.
-  std::vector<uint64_t> rank_dropout_offsets;
-  // metrics.jsonl's size when the checkpoint was written (older checkpoints do not say).
-  std::optional<uint64_t> metrics_size;
-};
-// Reads it, every field checked: one missing, of the wrong type, or out of its range is a
-// heed::Error naming the file and the field.
-ResumePoint read_resume_point(const io::JsonFields& state);
-
-// A note for a resume by a job of another number of ranks than the one that wrote `state`:
-// the run goes on, but not bit for bit as it would have (each rank's dropout stream and the
-// order of the gradients' sums differ). nullopt when the numbers agree or were not recorded.
-std::optional<std::string> world_size_note(const io::JsonFields& state, int world_size);
 
 // Removes what an interrupted run left half done: checkpoints it was writing or deleting.
 void remove_unfinished_checkpoints(const std::string& output_dir);

@@ -147,4 +147,12 @@ std::vector<uint64_t> DataParallel::dropout_offsets() const {
   return {offsets.begin(), offsets.end()};
 }
 
+void DataParallel::gather_optimizer_state() {
+  if (shards_) shards_->gather_state();
+}
+
+void DataParallel::drop_others_optimizer_state() {
+  if (shards_) shards_->drop_others_state();
+}
+
 }  // namespace heed::train

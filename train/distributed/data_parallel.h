@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "train/distributed/gradient_reducer.h"
 #include "train/distributed/optimizer_shards.h"
 #include "train/distributed/world.h"
+#include "train/run/step_sync.h"
 
 namespace heed::train {
 
@@ -36,7 +38,9 @@ void check_world(const World& world, const RunConfig& config);
 void check_same_inputs(const World& world,
                        const std::vector<std::pair<std::string, std::string>>& files);
 
-class DataParallel {
+// The step's view of the job (train/run/step_sync.h): counts and losses summed over the ranks,
+// and the gradients of the step's last backward summed in buckets as it runs.
+class DataParallel : public StepSync {
  public:
   DataParallel(const World& world, nn::PretrainedModel& model, optim::Optimizer& optimizer,
                const TrainConfig& train);
@@ -58,9 +62,19 @@ class DataParallel {
   // The line a run starts with: ranks, rows, buckets, bytes, sharding.
   std::string describe(const TrainConfig& train) const;
 
+  // StepSync
+  void sum(std::span<int64_t> values) const override { world_.sum(values); }
+  void sum(std::span<double> values) const override { world_.sum(values); }
+  void sync_next_backward() override { reducer_->prepare(); }
+  ReductionStats wait_for_gradients() override { return reducer_->finish(); }
+
+  // The gradient buckets (bench/ times their sums alone).
   GradientReducer& reducer() { return *reducer_; }
-  // Null unless train.zero_stage is 1.
-  OptimizerShards* shards() { return shards_.get(); }
+
+  // ZeRO-1: before a checkpoint, rank 0 gathers the optimizer state the others own; after it,
+  // each rank forgets again what it does not own. Every rank calls both. Nothing without it.
+  void gather_optimizer_state();
+  void drop_others_optimizer_state();
 
  private:
   const World& world_;

@@ -53,6 +53,10 @@ GradientReducer::GradientReducer(const World& world, std::vector<Tensor> params,
     b.elements += p.numel();
   }
   for (auto& b : buckets_) b->buffer.resize(b->elements + b->params.size());
+  for (const Tensor& p : params_) {
+    hooks_.push_back(register_post_accumulate_grad_hook(
+        p, [this](const TensorImpl& leaf) { on_grad_ready(leaf); }));
+  }
 }
 
 GradientReducer::~GradientReducer() = default;
@@ -64,13 +68,11 @@ void GradientReducer::prepare() {
   }
   next_ = 0;
   stats_ = ReductionStats{};
-}
-
-GradReadyHookScope GradientReducer::hook() {
-  return GradReadyHookScope([this](const TensorImpl& leaf) { on_grad_ready(leaf); });
+  armed_ = true;
 }
 
 void GradientReducer::on_grad_ready(const TensorImpl& leaf) {
+  if (!armed_) return;  // a backward of an earlier micro-batch: its gradients are not final
   if (auto it = bucket_of_.find(&leaf); it != bucket_of_.end() && it->second->remaining > 0) {
     --it->second->remaining;
   }
@@ -123,6 +125,7 @@ void GradientReducer::progress() {
 }
 
 ReductionStats GradientReducer::finish() {
+  armed_ = false;
   while (next_ < buckets_.size()) start(*buckets_[next_++]);
   const auto waiting = Clock::now();
 #ifdef HEED_HAVE_MPI

@@ -4,10 +4,12 @@
 // order of the parameters (roughly the order backward produces them), and each bucket's sum
 // over the ranks (MPI_Iallreduce) starts as soon as all of its gradients are final, while
 // backward goes on with the layers below. Open MPI does not advance a non-blocking collective
-// by itself, so every gradient that becomes final also tests the buckets in flight.
+// by itself, so every gradient that becomes final also tests the buckets in flight. The reducer
+// attaches a post-accumulate-grad hook to each parameter; between prepare() and finish() they
+// start the sums (DDP outside no_sync()), otherwise they do nothing (accumulation steps).
 //
 //   reducer.prepare();                     // before the last micro-batch's backward
-//   { auto hook = reducer.hook(); loss.backward(); }
+//   loss.backward();
 //   reducer.finish();                      // sums are in every .grad
 //
 // The reducer sums; the caller scales each rank's loss so that the sum is the global mean.
@@ -19,16 +21,9 @@
 #include "autograd/grad_ready_hook.h"
 #include "autograd/tensor.h"
 #include "train/distributed/world.h"
+#include "train/run/step_sync.h"
 
 namespace heed::train {
-
-// What the reduction of one step cost.
-struct ReductionStats {
-  int64_t bytes = 0;  // gradient bytes each rank sent into the sums
-  int64_t buckets = 0;
-  int64_t started_in_backward = 0;  // buckets whose sum began before backward ended
-  double wait_seconds = 0.0;        // in finish(): the communication backward did not hide
-};
 
 class GradientReducer {
  public:
@@ -37,13 +32,12 @@ class GradientReducer {
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
-  // Forgets the previous step's buckets: call before the backward whose gradients complete the
-  // step (the last micro-batch's).
+  // Forgets the previous step's buckets and arms the hooks: call before the backward whose
+  // gradients complete the step (the last micro-batch's).
   void prepare();
-  // The hook that starts each bucket's sum; install it for that backward.
-  GradReadyHookScope hook();
   // Starts the buckets backward left (parameters it did not reach), waits for every sum, and
-  // writes them into the gradients. A parameter without a gradient on any rank keeps none.
+  // writes them into the gradients. A parameter without a gradient on any rank keeps none. The
+  // hooks are idle again after it.
   ReductionStats finish();
 
   int64_t num_buckets() const { return static_cast<int64_t>(buckets_.size()); }
@@ -59,6 +53,8 @@ class GradientReducer {
   std::vector<Tensor> params_;
   std::vector<std::unique_ptr<Bucket>> buckets_;
   std::unordered_map<const TensorImpl*, Bucket*> bucket_of_;  // each parameter's
+  std::vector<GradHookHandle> hooks_;                         // one per parameter
+  bool armed_ = false;                                        // from prepare() to finish()
   size_t next_ = 0;                                           // the first bucket not started
   ReductionStats stats_;
 };

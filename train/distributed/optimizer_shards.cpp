@@ -74,6 +74,13 @@ OptimizerShards::OptimizerShards(const World& world, optim::Optimizer& optimizer
     load[static_cast<size_t>(rank)] += params_[i].second.numel();
   }
   owned_elements_ = load[static_cast<size_t>(world.rank())];
+  pre_hook_ = optimizer.register_step_pre_hook([this] { before_step(); });
+  post_hook_ = optimizer.register_step_post_hook([this] { after_step(); });
+}
+
+OptimizerShards::~OptimizerShards() {
+  optimizer_.remove_step_hook(pre_hook_);
+  optimizer_.remove_step_hook(post_hook_);
 }
 
 void OptimizerShards::before_step() {

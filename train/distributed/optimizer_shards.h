@@ -8,6 +8,10 @@
 //
 // Ownership is by whole parameter, balanced by size. A checkpoint gathers the full state onto
 // rank 0, so it resumes at any world size, with or without sharding.
+//
+// The shards attach to the optimizer's step hooks (as PyTorch's ZeroRedundancyOptimizer wraps
+// one): before each step the gradients of parameters other ranks own are dropped, after it the
+// new values come from their owners. The code that calls optimizer.step() does not change.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,12 +29,9 @@ optim::ParamState unpack_state(const std::string& bytes, const Tensor& param);
 class OptimizerShards {
  public:
   OptimizerShards(const World& world, optim::Optimizer& optimizer);
-
-  // Before optimizer.step(): drops the gradients of the parameters other ranks own, so that
-  // the step updates (and makes state for) this rank's share alone.
-  void before_step();
-  // After it: every parameter's new value, from its owner, on every rank.
-  void after_step();
+  ~OptimizerShards();
+  OptimizerShards(const OptimizerShards&) = delete;
+  OptimizerShards& operator=(const OptimizerShards&) = delete;
   // Rank 0 receives the state of every parameter the others own (before saving it); the other
   // ranks send theirs. Every rank calls it.
   void gather_state();
@@ -43,11 +44,18 @@ class OptimizerShards {
   int64_t owned_elements() const { return owned_elements_; }
 
  private:
+  // Before optimizer.step(): drops the gradients of the parameters other ranks own, so that
+  // the step updates (and makes state for) this rank's share alone.
+  void before_step();
+  // After it: every parameter's new value, from its owner, on every rank.
+  void after_step();
+
   const World& world_;
   optim::Optimizer& optimizer_;
   std::vector<std::pair<std::string, Tensor>> params_;  // every group's, in order
   std::vector<int> owners_;
   int64_t owned_elements_ = 0;
+  uint64_t pre_hook_ = 0, post_hook_ = 0;  // on optimizer_
 };
 
 }  // namespace heed::train

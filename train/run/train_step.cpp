@@ -28,6 +28,76 @@ int64_t real_tokens(const data::Batch& b) {
   return n;
 }
 
+// A step's micro-batches, read before the first forward. A micro-batch without a labelled
+// position (an MLM batch that drew no mask) has no loss: a mean over no targets is 0/0. It is
+// read and skipped, and the step's mean runs over the micro-batches that have targets. Data
+// parallel, what counts is the global micro-batch: a rank whose rows have no target still takes
+// part, with nothing to add.
+struct MicroBatches {
+  std::vector<data::Batch> batches;  // this process's rows
+  std::vector<int64_t> counts;       // per micro-batch, over the ranks: targets, then tokens
+  std::vector<size_t> kept;          // the micro-batches with a target somewhere
+
+  int64_t global_targets(size_t micro) const { return counts[2 * micro]; }
+};
+
+MicroBatches read_micro_batches(const std::function<data::Batch()>& next_batch, int64_t n,
+                                const StepSync& sync, StepOutcome& r) {
+  MicroBatches m;
+  for (int64_t micro = 0; micro < n; ++micro) {
+    m.batches.push_back(next_batch());
+    m.counts.push_back(m.batches.back().num_target_tokens);
+    m.counts.push_back(real_tokens(m.batches.back()));
+  }
+  sync.sum(m.counts);
+  for (size_t micro = 0; micro < m.batches.size(); ++micro) {
+    r.tokens += m.counts[2 * micro + 1];
+    if (m.global_targets(micro) == 0) {
+      ++r.skipped_micro_batches;
+    } else {
+      m.kept.push_back(micro);
+    }
+  }
+  return m;
+}
+
+// The forward and backward of the k-th kept micro-batch; false when its loss (on any rank) is
+// not finite, before any backward of it ran.
+bool forward_backward(const TrainingTask& task, nn::PretrainedModel& model, const MicroBatches& m,
+                      size_t k, const StepOptions& o, StepSync& sync, StepOutcome& r) {
+  const data::Batch& batch = m.batches[m.kept[k]];
+  // The global mean over a micro-batch's N targets is the sum over the ranks of each rank's
+  // mean over its n targets times n/N; the gradients' sums then make the global gradient.
+  const double weight = static_cast<double>(batch.num_target_tokens) / m.global_targets(m.kept[k]);
+  const double accum = static_cast<double>(m.kept.size());
+  auto start = Clock::now();
+  std::optional<BatchLoss> b;
+  double contribution = 0.0;
+  if (batch.num_target_tokens > 0) {
+    b = task.loss(model, batch,
+                  {.label_smoothing = o.label_smoothing, .outputs = nn::HeadOutputs::loss_only});
+    contribution = b->loss.item() * weight;
+  }
+  sync.sum(std::span<double>(&contribution, 1));  // a NaN on any rank reaches all
+  r.seconds.forward += seconds_since(start);
+  if (!std::isfinite(contribution)) {
+    r.nonfinite_loss = contribution;
+    r.nonfinite_micro = static_cast<int64_t>(m.kept[k]);
+    return false;
+  }
+  r.loss += contribution / accum;
+  if (k + 1 == m.kept.size()) sync.sync_next_backward();  // its gradients complete the step
+  if (!b) return true;
+  // Nothing here reads logits that a model returned anyway: letting go of them lets
+  // cross-entropy's backward write its gradient over them instead of beside them (a
+  // logits-sized buffer less at the step's peak).
+  b->logits = Tensor();
+  start = Clock::now();
+  mul(b->loss, weight / accum).backward();
+  r.seconds.backward += seconds_since(start);
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const OptimConfig& c, const nn::Module& model) {
@@ -48,85 +118,24 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const OptimConfig& c, const nn:
 StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
                        optim::Optimizer& optimizer, const std::function<data::Batch()>& next_batch,
                        const StepOptions& o) {
+  StepSync alone;
+  StepSync& sync = o.sync ? *o.sync : alone;
   StepOutcome r;
-  GradientReducer* reducer = o.parallel ? &o.parallel->reducer() : nullptr;
-  // A micro-batch without a labelled position (an MLM batch that drew no mask) has no loss: a
-  // mean over no targets is 0/0. It is read and skipped, and the step's mean runs over the
-  // micro-batches that have targets; so all batches are read before the first forward. Data
-  // parallel, what counts is the global micro-batch: a rank whose rows have no target still
-  // takes part, with nothing to add.
-  std::vector<data::Batch> batches;
-  std::vector<int64_t> counts;  // per micro-batch: targets, then tokens
-  for (int64_t micro = 0; micro < o.grad_accum_steps; ++micro) {
-    batches.push_back(next_batch());
-    counts.push_back(batches.back().num_target_tokens);
-    counts.push_back(real_tokens(batches.back()));
-  }
-  if (reducer) reducer->world().sum(counts);
-  std::vector<size_t> kept;
-  for (size_t micro = 0; micro < batches.size(); ++micro) {
-    r.tokens += counts[2 * micro + 1];
-    if (counts[2 * micro] == 0) {
-      ++r.skipped_micro_batches;
-    } else {
-      kept.push_back(micro);
-    }
-  }
-  if (kept.empty()) return r;  // nothing to learn from: no parameter changes
-  if (reducer) reducer->prepare();
-  const double accum = static_cast<double>(kept.size());
-  for (size_t k = 0; k < kept.size(); ++k) {
-    const data::Batch& batch = batches[kept[k]];
-    // The global mean over a micro-batch's N targets is the sum over the ranks of each rank's
-    // mean over its n targets times n/N; the reducer then sums the gradients.
-    const double weight =
-        reducer ? static_cast<double>(batch.num_target_tokens) / counts[2 * kept[k]] : 1.0;
-    auto start = Clock::now();
-    std::optional<BatchLoss> b;
-    double contribution = 0.0;
-    if (batch.num_target_tokens > 0) {
-      b = task.loss(model, batch,
-                    {.label_smoothing = o.label_smoothing, .outputs = nn::HeadOutputs::loss_only});
-      contribution = b->loss.item() * weight;
-    }
-    if (reducer)
-      reducer->world().sum(std::span<double>(&contribution, 1));  // a NaN on any rank reaches all
-    r.seconds.forward += seconds_since(start);
-    if (!std::isfinite(contribution)) {
+  const MicroBatches micro = read_micro_batches(next_batch, o.grad_accum_steps, sync, r);
+  if (micro.kept.empty()) return r;  // nothing to learn from: no parameter changes
+  for (size_t k = 0; k < micro.kept.size(); ++k) {
+    if (!forward_backward(task, model, micro, k, o, sync, r)) {
       optimizer.zero_grad();
-      r.nonfinite_loss = contribution;
-      r.nonfinite_micro = static_cast<int64_t>(kept[k]);
       return r;
     }
-    r.loss += contribution / accum;
-    if (!b) continue;
-    // Nothing here reads logits that a model returned anyway: letting go of them lets
-    // cross-entropy's backward write its gradient over them instead of beside them (a
-    // logits-sized buffer less at the step's peak).
-    b->logits = Tensor();
-    start = Clock::now();
-    const Tensor scaled = mul(b->loss, weight / accum);
-    if (reducer && k + 1 == kept.size()) {
-      // The step's last backward: each bucket's sum starts as soon as its gradients are final.
-      GradReadyHookScope hook = reducer->hook();
-      scaled.backward();
-    } else {
-      scaled.backward();
-    }
-    r.seconds.backward += seconds_since(start);
   }
   const auto start = Clock::now();
-  if (reducer) r.reduction = reducer->finish();
+  r.reduction = sync.wait_for_gradients();
   r.grad_norm =
       o.max_grad_norm > 0 ? optim::grad_norm(optimizer) : optim::grad_norm(model.parameters());
   // Clipping happens inside the update (one pass over the gradients fewer); the gradients
   // are zeroed right after, so nothing else reads them clipped.
-  const double grad_scale =
-      o.max_grad_norm > 0 ? optim::clip_coefficient(r.grad_norm, o.max_grad_norm) : 1.0;
-  OptimizerShards* shards = o.parallel ? o.parallel->shards() : nullptr;
-  if (shards) shards->before_step();
-  optimizer.step(grad_scale);
-  if (shards) shards->after_step();
+  optimizer.step(o.max_grad_norm > 0 ? optim::clip_coefficient(r.grad_norm, o.max_grad_norm) : 1.0);
   optimizer.zero_grad();
   r.seconds.optimizer = seconds_since(start);
   r.updated = true;

@@ -10,7 +10,7 @@
 #include "nn/models/pretrained.h"
 #include "optim/optimizer.h"
 #include "train/config/config.h"
-#include "train/distributed/data_parallel.h"
+#include "train/run/step_sync.h"
 #include "train/tasks/task.h"
 
 namespace heed::train {
@@ -24,9 +24,10 @@ struct StepOptions {
   int64_t grad_accum_steps = 1;
   double max_grad_norm = 1.0;  // 0 = no clipping (the norm is still measured)
   double label_smoothing = 0.0;
-  // Data parallel: each micro-batch holds this rank's rows of the global one, the gradients
-  // are summed over the ranks, and with ZeRO-1 each rank updates its share. Null: one process.
-  DataParallel* parallel = nullptr;
+  // Data parallel: each micro-batch holds this rank's rows of the global one, and `sync` sums
+  // the step's counts and gradients over the ranks (ZeRO-1 lives in the optimizer's step
+  // hooks). Null: one process.
+  StepSync* sync = nullptr;
 };
 
 // Wall seconds of each phase of a step, summed over its micro-batches.
@@ -51,7 +52,7 @@ struct StepOutcome {
 };
 
 // One step over `grad_accum_steps` batches from `next_batch`; gradients are zero after it. With
-// a reducer, the loss, tokens and skips are those of the global batch, the same on every rank,
+// a sync, the loss, tokens and skips are those of the global batch, the same on every rank,
 // and the update is the one a single process makes on the global batch.
 StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
                        optim::Optimizer& optimizer, const std::function<data::Batch()>& next_batch,
