@@ -2,7 +2,7 @@
 // Row counts rounded for oneDNN's sake: a product is built (and kept) for each row count it
 // sees, so operands whose row count changes from batch to batch (a masked-LM head's labelled
 // rows, the last layer's picked queries) go at a few counts instead of hundreds
-// (docs/performance.md has the numbers).
+// (docs/performance_history.md has the numbers).
 #include <bit>
 #include <cstdint>
 

@@ -11,7 +11,7 @@
 namespace heed {
 namespace {
 
-// Rows of a from which packing b first pays. Measured on Zen 5 (docs/performance.md): with
+// Rows of a from which packing b first pays. Measured on Zen 5 (docs/performance_history.md): with
 // 2,048 or 4,096 rows, the Transformer layers' products ran 4-29% faster with b packed (the
 // packing included); with 307 rows (the masked-LM head) 9-29% slower, as the pack is then a
 // large part of the work. An op may ask for packing from fewer rows in bf16 (PackedOperands).

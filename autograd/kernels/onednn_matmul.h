@@ -63,7 +63,8 @@ bool onednn_matmul_packed(const Tensor& a, const Tensor& b, const Tensor& bias, 
 // CPU has a bf16 matmul) into a contiguous f32 out [M, K]: a Linear's weight gradient, where
 // the sum runs over the rows (tokens) of both operands. It runs as oneDNN's inner-product
 // weight gradient (a = the output gradient, b = the input), whose gemm reads the operands as
-// they are: 7-12% faster on Zen 5 than a matmul that reads a transposed (docs/performance.md).
+// they are: 7-12% faster on Zen 5 than a matmul that reads a transposed
+// (docs/performance_history.md).
 // Returns false, having run nothing, from 2,048 columns of a on (out's rows), where a matmul
 // with b packed (onednn_matmul_packed) is faster; or when out is empty.
 bool onednn_transposed_product(const Tensor& a, const Tensor& b, const Tensor& out);

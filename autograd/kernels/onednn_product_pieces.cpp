@@ -1,8 +1,8 @@
 // A product run as one single-threaded oneDNN product per thread, each on its own rows of out
 // (a 2-D product) or its own elements of the leading batch dim. On Zen 5, oneDNN 2.6 splitting
 // the same product between two threads itself took 8-24% longer for 2-D products and 20-47%
-// for batched ones (docs/performance.md). Inside our parallel region oneDNN runs each piece on
-// the calling thread alone: its parallel() calls f(0, 1) when nested.
+// for batched ones (docs/performance_history.md). Inside our parallel region oneDNN runs each
+// piece on the calling thread alone: its parallel() calls f(0, 1) when nested.
 #include <omp.h>
 
 #include <algorithm>
@@ -18,13 +18,13 @@ namespace heed {
 namespace {
 
 // Out's columns under which a 2-D product stays whole: with 64 columns the pieces ran at
-// 0.86-0.95x the speed of oneDNN's own split (docs/performance.md).
+// 0.86-0.95x the speed of oneDNN's own split (docs/performance_history.md).
 constexpr int64_t kMinColumnsForPieces = 128;
 
 // Multiply-adds under which a product stays whole: below, the pieces' own cost (a parallel
 // region, a primitive lookup and views per piece: a few microseconds) ate the gain, and the
 // encoder-decoder's beam search with the KV cache (bench_decode) took 1.5x as long with pieces
-// from 32,768 multiply-adds on (docs/performance.md).
+// from 32,768 multiply-adds on (docs/performance_history.md).
 constexpr int64_t kMinMultiplyAddsForPieces = int64_t{1} << 24;
 
 // How many pieces a product is cut into: one per thread, along out's first dim (rows, or the

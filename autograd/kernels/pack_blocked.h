@@ -5,7 +5,7 @@
 // rows of a pair side by side (BA16a<block_n>b2a, the VNNI order). Rows and columns past K and
 // N are zero. Given a plain b, the kernel packs it itself inside every call, per thread;
 // packed once here, the product runs 4-29% faster when many rows of a share b (see
-// docs/performance.md).
+// docs/performance_history.md).
 #include <cstdint>
 
 #include "base/dtype.h"

@@ -1,7 +1,7 @@
 // Each loop is compiled twice, for x86-64-v4 (AVX-512) and for the build's -march (AVX2), and
 // an ifunc resolver picks one when the library loads. Only these loops are built for AVX-512,
 // not the whole build (CMakeLists.txt says why). They are the elementwise and row passes that
-// a bf16 step spends most of its non-product time in (docs/performance.md).
+// a bf16 step spends most of its non-product time in (docs/performance_history.md).
 #include "autograd/kernels/wide_loops.h"
 
 #include <algorithm>

@@ -130,7 +130,7 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   // Every chunk's products read the weight: packed once for the logits' products and once for
   // the input gradient's, not once per chunk. In bf16 from 512 rows (the masked-LM head's 640):
   // oneDNN's bf16 kernel reading the plain transposed weight ran BERT-mini's head at 375
-  // GFLOP/s, packed at 552 (docs/performance.md).
+  // GFLOP/s, packed at 552 (docs/performance_history.md).
   PackedOperands packed_weight(/*bf16_min_rows=*/512);
   double total = 0.0;
   for (int64_t k = 0; k < chunks && rows > 0; ++k) {
