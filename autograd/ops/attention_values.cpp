@@ -94,10 +94,12 @@ std::vector<int64_t> full_attention_rows(const QueryRows& queries, const Tensor&
 
 struct AttentionDropoutValuesBackward : Node {
   double scale = 1.0, p = 0.0;
-  DType v_dtype = DType::f32;  // of v as given (saved(2) may be its bf16 copy)
+  DType v_dtype = DType::f32;  // of v as given (`values` may be its bf16 copy)
+  // The undropped probabilities, the keep bits and the values as the product read them.
+  SavedTensor probs{this}, keep_bits{this}, values{this};
   const char* name() const override { return "AttentionDropoutValuesBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor y = saved(0), keep = saved(1), v = saved(2);
+    const Tensor y = probs.get(), keep = keep_bits.get(), v = values.get();
     const bool bf16 = v.dtype() == DType::bf16;
     // Both products read g: round it once when they run in bf16.
     Tensor g = bf16 && g_in.dtype() == DType::f32 ? to_bf16_keep_layout(g_in) : g_in;
@@ -157,9 +159,9 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
     node->scale = scale;
     node->p = p;
     node->v_dtype = v.dtype();
-    node->save(y);
-    node->save(keep);
-    node->save_copy_of(v_operand, v);
+    node->probs.save(y);
+    node->keep_bits.save(keep);
+    node->values.save_copy_of(v_operand, v);
     attach_node(out, node, {scores, v});
   }
   return out;

@@ -19,25 +19,27 @@ struct AddBackward : Node {
 
 struct MulBackward : Node {
   Shape a_shape, b_shape;
+  SavedTensor a{this}, b{this};
   const char* name() const override { return "MulBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor a = saved(0), b = saved(1);
+    const Tensor a_value = a.get(), b_value = b.get();
     Tensor ga, gb;
-    if (next_edges[0]) ga = sum_to(mul(g, b), a_shape);
-    if (next_edges[1]) gb = sum_to(mul(g, a), b_shape);
+    if (next_edges[0]) ga = sum_to(mul(g, b_value), a_shape);
+    if (next_edges[1]) gb = sum_to(mul(g, a_value), b_shape);
     return {ga, gb};
   }
 };
 
 struct DivBackward : Node {
   Shape a_shape, b_shape;
+  SavedTensor a{this}, b{this};
   const char* name() const override { return "DivBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor a = saved(0), b = saved(1);
+    const Tensor a_value = a.get(), b_value = b.get();
     Tensor ga, gb;
-    if (next_edges[0]) ga = sum_to(div(g, b), a_shape);
+    if (next_edges[0]) ga = sum_to(div(g, b_value), a_shape);
     if (next_edges[1]) {
-      gb = sum_to(map3(g, a, b, "div backward",
+      gb = sum_to(map3(g, a_value, b_value, "div backward",
                        []<typename T>(T gv, T av, T bv) { return -gv * av / (bv * bv); }),
                   b_shape);
     }
@@ -63,8 +65,8 @@ Tensor record_product(const Tensor& a, const Tensor& b, Tensor out) {
     auto node = std::make_shared<Backward>();
     node->a_shape = a.shape();
     node->b_shape = b.shape();
-    node->save(a);
-    node->save(b);
+    node->a.save(a);
+    node->b.save(b);
     attach_node(out, node, {a, b});
   }
   return out;

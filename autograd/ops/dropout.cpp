@@ -37,13 +37,14 @@ Tensor apply_new_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offs
 
 struct DropoutBackward : Node {
   double p;
+  SavedTensor keep{this};  // the kept elements, a bit each
   const char* name() const override { return "DropoutBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor keep = saved(0);
+    const Tensor keep_bits = keep.get();
     Tensor gx = reusable_gradient(g_in, g_in.shape());
     Tensor g = g_in.contiguous();
     const int64_t n = g.numel();
-    const uint8_t* k = keep.data<uint8_t>();
+    const uint8_t* k = keep_bits.data<uint8_t>();
     dispatch_float(g.dtype(), "dropout backward", [&]<typename T>() {
       const T* gp = g.data<T>();
       T* o = gx.data<T>();
@@ -72,7 +73,7 @@ Tensor dropout(const Tensor& a, double p, bool training, Generator& generator) {
   if (needs_grad({&a})) {
     auto node = std::make_shared<DropoutBackward>();
     node->p = p;
-    node->save(keep);
+    node->keep.save(keep);
     attach_node(out, node, {a});
   }
   return out;

@@ -22,9 +22,10 @@ constexpr int64_t kParameterSumBlocks = 16;
 
 struct LayerNormBackward : Node {
   int64_t rows = 0, width = 0;
+  SavedTensor input{this}, weight{this}, stats{this};  // stats: [rows, 2], mean and rstd
   const char* name() const override { return "LayerNormBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor x = saved(0), w = saved(1), stats = saved(2);
+    const Tensor x = input.get(), w = weight.get(), st_saved = stats.get();
     // The input gradient over the incoming one where nothing else holds it.
     Tensor gx = reusable_gradient(g_in, x.shape());
     Tensor g = g_in.contiguous();
@@ -35,7 +36,7 @@ struct LayerNormBackward : Node {
     dispatch_float(x.dtype(), "layer_norm backward", [&]<typename T>() {
       const T* xp = x.data<T>();
       const T* wp = w.data<T>();
-      const T* st = stats.data<T>();  // [rows, 2]: mean, rstd
+      const T* st = st_saved.data<T>();  // [rows, 2]: mean, rstd
       const T* gp = g.data<T>();
       T* gxp = gx.data<T>();
       parallel_for(blocks, rows / blocks * width, [&](int64_t b) {
@@ -106,9 +107,9 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
     auto node = std::make_shared<LayerNormBackward>();
     node->rows = rows;
     node->width = width;
-    node->save(x);
-    node->save(w);
-    node->save(stats);
+    node->input.save(x);
+    node->weight.save(w);
+    node->stats.save(stats);
     attach_node(out, node, {x_in, weight, bias});
   }
   return out;

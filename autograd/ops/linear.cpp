@@ -64,9 +64,11 @@ Tensor weight_gradient(const Tensor& a, const Tensor& b) {
 struct LinearBackward : Node {
   Shape x_shape;
   WeightLayout layout = WeightLayout::out_in;
+  // What the product read as the input, [rows, in] (its bf16 copy with bf16 products).
+  SavedTensor input{this}, weight{this};
   const char* name() const override { return "LinearBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor x2 = saved(0), w = saved(1);
+    const Tensor x2 = input.get(), w = weight.get();
     Tensor g2 = g.contiguous().reshape({-1, g.size(-1)});
     // With bf16 products the input was saved in bf16; the gradient is rounded once for both
     // of its products, in the bias gradient's pass over it when there is one.
@@ -145,8 +147,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, WeightL
     auto node = std::make_shared<LinearBackward>();
     node->x_shape = x.shape();
     node->layout = layout;
-    node->save_copy_of(x2, x);
-    node->save(weight);
+    node->input.save_copy_of(x2, x);
+    node->weight.save(weight);
     attach_node(out, node, inputs);
   }
   return out;

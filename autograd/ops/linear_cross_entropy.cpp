@@ -35,15 +35,19 @@ namespace {
 constexpr int64_t kDefaultChunkRows = 2048;
 
 struct LinearCrossEntropyBackward : Node {
+  // The gradients of the mean loss w.r.t. each input, computed in forward (undefined where
+  // the input needs none).
+  SavedTensor x_grad{this}, weight_grad{this}, bias_grad{this};
   const char* name() const override { return "LinearCrossEntropyBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
     // The gradients of the mean loss were computed in forward; the chain rule scales them.
     const double upstream = g.item();
+    SavedTensor* const computed[] = {&x_grad, &weight_grad, &bias_grad};
     std::vector<Tensor> grads;
     for (size_t i = 0; i < next_edges.size(); ++i) {
       Tensor t;
       if (next_edges[i]) {
-        t = take_saved(i);
+        t = computed[i]->take();
         if (upstream != 1.0) {
           NoGradGuard no_grad;
           t = t.sole_owner() ? t : t.clone();
@@ -216,10 +220,10 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
   if (predictions) *predictions = predicted.reshape(targets_in.shape());
   if (grad) {
     auto node = std::make_shared<LinearCrossEntropyBackward>();
-    node->save(x_grad ? gx.reshape(x.shape()) : Tensor());
-    node->save(w_grad ? gw : Tensor());
+    node->x_grad.save(x_grad ? gx.reshape(x.shape()) : Tensor());
+    node->weight_grad.save(w_grad ? gw : Tensor());
     if (bias.defined()) {
-      node->save(b_grad ? gb : Tensor());
+      node->bias_grad.save(b_grad ? gb : Tensor());
       attach_node(out, node, {x, weight, bias});
     } else {
       attach_node(out, node, {x, weight});

@@ -41,9 +41,13 @@ struct LinearGeluBackward : Node {
   Shape x_shape;
   WeightLayout layout = WeightLayout::out_in;
   GeluApproximation approximation = GeluApproximation::none;
+  // The product's input as it read it ([rows, in], bf16 with bf16 products), and the
+  // pre-activation (bf16 with bf16 products).
+  SavedTensor input{this}, weight{this}, pre_activation{this};
   const char* name() const override { return "LinearGeluBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor x2 = saved(0), w = saved(1), h = take_saved(2);
+    const Tensor x2 = input.get(), w = weight.get();
+    Tensor h = pre_activation.take();
     const int64_t cols = h.size(-1), rows = cols ? h.numel() / cols : 0;
     // The gradient before GELU: over the incoming one where possible; with bf16 products only
     // its bf16 rounding is written (all the products read), never the f32 values, over the
@@ -139,9 +143,9 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
     node->x_shape = x.shape();
     node->layout = layout;
     node->approximation = approximation;
-    node->save_copy_of(x2, x);
-    node->save(weight);
-    node->save(h_saved);
+    node->input.save_copy_of(x2, x);
+    node->weight.save(weight);
+    node->pre_activation.save(h_saved);
     attach_node(out, node, inputs);
   }
   return out;

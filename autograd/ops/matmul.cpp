@@ -97,9 +97,10 @@ Tensor product_laid_out_like(const Tensor& a, const Tensor& b, const Tensor& lik
 
 struct MatmulBackward : Node {
   DType a_dtype, b_dtype;  // of the operands as given (saved may be their bf16 copies)
+  SavedTensor a_operand{this}, b_operand{this};  // the operands as the product read them
   const char* name() const override { return "MatmulBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor a = saved(0), b = saved(1);
+    const Tensor a = a_operand.get(), b = b_operand.get();
     // Products with a bf16 operand run in bf16: round the gradient once for both of them.
     Tensor g = g_in;
     if (g.dtype() == DType::f32 && (a.dtype() == DType::bf16 || b.dtype() == DType::bf16)) {
@@ -218,8 +219,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     auto node = std::make_shared<MatmulBackward>();
     node->a_dtype = a.dtype();
     node->b_dtype = b.dtype();
-    node->save_copy_of(a_operand, a);
-    node->save_copy_of(b_operand, b);
+    node->a_operand.save_copy_of(a_operand, a);
+    node->b_operand.save_copy_of(b_operand, b);
     attach_node(out, node, {a, b});
   }
   return out;

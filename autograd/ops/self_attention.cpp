@@ -38,10 +38,14 @@ Tensor scores_of(const Tensor& a, const Tensor& b, DType dtype) {
 struct SelfAttentionQkvBackward : Node {
   int64_t heads = 1;
   double scale = 1.0, p = 0.0;
-  DType qkv_dtype = DType::f32;  // of qkv as given (saved(0) may be its bf16 copy)
+  DType qkv_dtype = DType::f32;  // of qkv as given (`projection` may be its bf16 copy)
+  // The projection as the products read it, the undropped probabilities, and with dropout
+  // the keep bits.
+  SavedTensor projection{this}, probs{this}, keep_bits{this};
   const char* name() const override { return "SelfAttentionQkvBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor qkv = saved(0), y = saved(1), keep = p > 0.0 ? saved(2) : Tensor();
+    const Tensor qkv = projection.get(), y = probs.get();
+    const Tensor keep = p > 0.0 ? keep_bits.get() : Tensor();
     const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3;
     const bool bf16 = qkv.dtype() == DType::bf16;
     // Every product reads g: round it once when they run in bf16.
@@ -120,9 +124,9 @@ Tensor self_attention_qkv(const Tensor& qkv_in, int64_t heads, const Tensor& mas
     node->scale = scale;
     node->p = p;
     node->qkv_dtype = qkv_in.dtype();
-    node->save_copy_of(qkv, qkv_in);
-    node->save(y);
-    if (p > 0.0) node->save(keep);
+    node->projection.save_copy_of(qkv, qkv_in);
+    node->probs.save(y);
+    if (p > 0.0) node->keep_bits.save(keep);
     attach_node(out, node, {qkv_in});
   }
   return out;

@@ -32,16 +32,18 @@ Tensor along_last_dim(const Tensor& a, int64_t dim, const char* op, F f) {
 
 struct SoftmaxBackward : Node {
   double scale = 1.0;
+  SavedTensor output{this};
   const char* name() const override { return "SoftmaxBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    return {attention_softmax_backward(g, saved(0), scale)};
+    return {attention_softmax_backward(g, output.get(), scale)};
   }
 };
 
 struct LogSoftmaxBackward : Node {
+  SavedTensor output{this};
   const char* name() const override { return "LogSoftmaxBackward"; }
   std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor y = saved(0);
+    const Tensor y = output.get();
     Tensor g = g_in.contiguous();
     const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
     Tensor gx = Tensor::empty(y.shape(), y.dtype());
@@ -85,14 +87,15 @@ Tensor softmax_last(const Tensor& a_in, bool log) {
     });
   });
   if (needs_grad({&a_in})) {
-    std::shared_ptr<Node> node;
     if (log) {
-      node = std::make_shared<LogSoftmaxBackward>();
+      auto node = std::make_shared<LogSoftmaxBackward>();
+      node->output.save(out);
+      attach_node(out, node, {a_in});
     } else {
-      node = std::make_shared<SoftmaxBackward>();
+      auto node = std::make_shared<SoftmaxBackward>();
+      node->output.save(out);
+      attach_node(out, node, {a_in});
     }
-    node->save(out);
-    attach_node(out, node, {a_in});
   }
   return out;
 }
@@ -161,9 +164,10 @@ namespace {
 
 struct AttentionSoftmaxDropoutBackward : Node {
   double scale = 1.0, p = 0.0;
+  SavedTensor probs{this}, keep{this};  // the undropped probabilities and the keep bits
   const char* name() const override { return "AttentionSoftmaxDropoutBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    return {attention_softmax_dropout_backward(g, saved(0), saved(1), scale, p)};
+    return {attention_softmax_dropout_backward(g, probs.get(), keep.get(), scale, p)};
   }
 };
 
@@ -310,7 +314,7 @@ Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask,
   if (needs_grad({&scores})) {
     auto node = std::make_shared<SoftmaxBackward>();
     node->scale = scale;
-    node->save(out);
+    node->output.save(out);
     attach_node(out, node, {scores});
   }
   return out;
@@ -335,8 +339,8 @@ Tensor attention_softmax_dropout(const Tensor& scores, double scale, const Tenso
     auto node = std::make_shared<AttentionSoftmaxDropoutBackward>();
     node->scale = scale;
     node->p = p;
-    node->save(y);
-    node->save(keep);
+    node->probs.save(y);
+    node->keep.save(keep);
     attach_node(out, node, {scores});
   }
   return out;

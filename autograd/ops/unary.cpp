@@ -38,10 +38,11 @@ template <typename Derivative>
 struct PointwiseBackward : Node {
   const char* op_name;
   Derivative derivative;
+  SavedTensor operand{this};  // f's input or output, as f' takes it
   PointwiseBackward(const char* n, Derivative d) : op_name(n), derivative(d) {}
   const char* name() const override { return op_name; }
   std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor x = saved(0);
+    const Tensor x = operand.get();
     Tensor into = reusable_gradient(g, x.shape());
     if (x.dtype() != DType::bf16) return {map2(g, x, op_name, derivative, into)};
     derivative_times_gradient_from_bf16(g, x, derivative, into);
@@ -70,7 +71,7 @@ Tensor pointwise_keeping_bf16_input(const Tensor& a, const char* backward_name, 
     wide::round_to_bf16(x + begin, end - begin, r + begin);
   });
   auto node = std::make_shared<PointwiseBackward<Derivative>>(backward_name, d);
-  node->save_copy_of(rounded, a);
+  node->operand.save_copy_of(rounded, a);
   attach_node(out, node, {a});
   return out;
 }
@@ -81,7 +82,7 @@ Tensor pointwise(const Tensor& a, const char* op, const char* backward_name, For
   Tensor out = map1(a, op, f);
   if (needs_grad({&a})) {
     auto node = std::make_shared<PointwiseBackward<Derivative>>(backward_name, d);
-    node->save(derivative_of_output ? out : a);
+    node->operand.save(derivative_of_output ? out : a);
     attach_node(out, node, {a});
   }
   return out;
