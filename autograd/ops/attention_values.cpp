@@ -3,14 +3,13 @@
 // backward needs anyway) instead of holding them from forward to backward: one [B, h, Tq, Tk]
 // tensor less per layer in memory at the end of forward (8 MB per BERT-small layer in f32).
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/kernels/wide_loops.h"
+#include "autograd/kernels/row_kernels.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/attention_softmax_rows.h"
@@ -27,31 +26,29 @@ Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_
   dispatch_float(y.dtype(), "attention dropout recompute", [&]<typename T>() {
     const T* yp = y.data<T>();
     const T inv_keep = static_cast<T>(1.0 / (1.0 - p));
-    if constexpr (std::is_same_v<T, float>) {
-      if (to_bf16) {
-        // Through a buffer in L1, as many short rows at a time as it holds (one rounding call
-        // for them all), or a long row in pieces; a piece starts on a byte of bits.
-        constexpr int64_t kBuffer = 1024;
-        parallel_for_row_groups(rows, width, kBuffer, [&](int64_t r0, int64_t r1) {
-          float dropped[kBuffer];
-          bf16* o = out.data<bf16>();
-          if (width <= kBuffer) {
-            for (int64_t r = r0; r < r1; ++r) {
-              apply_keep_bits<float>(bits + r * row_bytes, width, inv_keep, yp + r * width,
-                                     dropped + (r - r0) * width);
-            }
-            wide::round_to_bf16(dropped, (r1 - r0) * width, o + r0 * width);
-            return;
+    if (to_bf16) {  // only f32 is rounded for bf16 products
+      // Through a buffer in L1, as many short rows at a time as it holds (one rounding call
+      // for them all), or a long row in pieces; a piece starts on a byte of bits.
+      constexpr int64_t kBuffer = 1024;
+      parallel_for_row_groups(rows, width, kBuffer, [&](int64_t r0, int64_t r1) {
+        T dropped[kBuffer];
+        bf16* o = out.data<bf16>();
+        if (width <= kBuffer) {
+          for (int64_t r = r0; r < r1; ++r) {
+            apply_keep_bits<T>(bits + r * row_bytes, width, inv_keep, yp + r * width,
+                               dropped + (r - r0) * width);
           }
-          for (int64_t c0 = 0; c0 < width; c0 += kBuffer) {
-            const int64_t n = std::min(kBuffer, width - c0);
-            apply_keep_bits<float>(bits + r0 * row_bytes + c0 / 8, n, inv_keep,
-                                   yp + r0 * width + c0, dropped);
-            wide::round_to_bf16(dropped, n, o + r0 * width + c0);
-          }
-        });
-        return;
-      }
+          kernels::round_to_bf16(dropped, (r1 - r0) * width, o + r0 * width);
+          return;
+        }
+        for (int64_t c0 = 0; c0 < width; c0 += kBuffer) {
+          const int64_t n = std::min(kBuffer, width - c0);
+          apply_keep_bits<T>(bits + r0 * row_bytes + c0 / 8, n, inv_keep, yp + r0 * width + c0,
+                             dropped);
+          kernels::round_to_bf16(dropped, n, o + r0 * width + c0);
+        }
+      });
+      return;
     }
     parallel_for(rows, width, [&](int64_t r) {
       apply_keep_bits<T>(bits + r * row_bytes, width, inv_keep, yp + r * width,

@@ -1,13 +1,12 @@
-// LayerNorm over the last dim, a row at a time (kernels/layer_norm_rows.h): mean and rstd per
-// row, saved for backward, and the normalised, scaled and shifted output.
+// LayerNorm over the last dim, a row at a time (kernels/layer_norm_rows.h, through
+// kernels/row_kernels.h): mean and rstd per row, saved for backward, and the normalised,
+// scaled and shifted output.
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "autograd/kernels/dispatch.h"
-#include "autograd/kernels/layer_norm_rows.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/kernels/wide_loops.h"
+#include "autograd/kernels/row_kernels.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
@@ -45,13 +44,8 @@ struct LayerNormBackward : Node {
         std::fill(sum_w, sum_w + 2 * width, 0.0);
         for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
           const int64_t at = r * width;
-          if constexpr (std::is_same_v<T, float>) {
-            wide::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r], st[2 * r + 1],
-                                          gxp + at, sum_w, sum_b);
-          } else {
-            heed::rows::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r],
-                                                st[2 * r + 1], gxp + at, sum_w, sum_b);
-          }
+          kernels::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r], st[2 * r + 1],
+                                           gxp + at, sum_w, sum_b);
         }
       });
       T* gwp = gw.data<T>();
@@ -94,13 +88,8 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
     T* st = stats.data<T>();
     parallel_for(rows, width, [&](int64_t r) {
       const int64_t at = r * width;
-      if constexpr (std::is_same_v<T, float>) {
-        wide::layer_norm_row(xp + at, wp, bp, width, static_cast<float>(eps), o + at, &st[2 * r],
-                             &st[2 * r + 1]);
-      } else {
-        heed::rows::layer_norm_row(xp + at, wp, bp, width, static_cast<T>(eps), o + at, &st[2 * r],
-                                   &st[2 * r + 1]);
-      }
+      kernels::layer_norm_row(xp + at, wp, bp, width, static_cast<T>(eps), o + at, &st[2 * r],
+                              &st[2 * r + 1]);
     });
   });
   if (needs_grad({&x_in, &weight, &bias})) {

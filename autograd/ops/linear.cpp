@@ -1,6 +1,5 @@
 // linear: y = x . W^T + b with W as [out, in]; the bias goes through the oneDNN primitive.
 #include <algorithm>
-#include <type_traits>
 
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/dispatch.h"
@@ -25,9 +24,7 @@ Tensor column_sums(const Tensor& g2, Tensor* rounded) {
     const T* g = g2.data<T>();
     const auto row_of = [&](int64_t r, T*) { return g + r * cols; };
     out = sum_gradient_rows<T>(rows, cols, row_of, [&](int64_t r, const T* row) {
-      if constexpr (std::is_same_v<T, float>) {
-        if (rounded != nullptr) write_rounded_row(*rounded, r, row);
-      }
+      if (rounded != nullptr) write_rounded_row(*rounded, r, row);
     });
   });
   return out;

@@ -11,14 +11,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/cross_entropy_row.h"
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/onednn_matmul.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/kernels/wide_loops.h"
+#include "autograd/kernels/row_kernels.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/linear_impl.h"
@@ -160,13 +159,8 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
       // gradient over the logits).
       const auto row_pass = [&](int64_t r, bf16* rounded) {
         int64_t* prediction = predictions ? predicted.data<int64_t>() + begin + r : nullptr;
-        if constexpr (std::is_same_v<T, float>) {
-          row_loss[r] = wide::cross_entropy_row(l + r * classes, classes, targets[begin + r],
-                                                options, rounded, prediction);
-        } else {
-          row_loss[r] = cross_entropy_row(l + r * classes, classes, targets[begin + r], options,
-                                          rounded, prediction);
-        }
+        row_loss[r] = kernels::cross_entropy_row(l + r * classes, classes, targets[begin + r],
+                                                 options, rounded, prediction);
       };
       if (b_grad) {
         // The bias gradient sums the f32 gradient's rows while each is in cache (as
@@ -178,9 +172,7 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
               return static_cast<const T*>(l + r * classes);
             },
             [&](int64_t r, const T* row) {
-              if constexpr (std::is_same_v<T, float>) {
-                if (bf16_products) write_rounded_row(g_operand, r, row);
-              }
+              if (bf16_products) write_rounded_row(g_operand, r, row);
             });
         return;
       }

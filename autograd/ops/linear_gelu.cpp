@@ -2,12 +2,9 @@
 // gradient's pass over the gradient (and, with bf16 products, rounds the result in it too),
 // so that the f32 gradient of the pre-activation is never written and read back. The input
 // projection of every Transformer feed-forward block is this.
-#include <type_traits>
-
 #include "autograd/grad_mode.h"
-#include "autograd/kernels/gelu.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/kernels/wide_loops.h"
+#include "autograd/kernels/row_kernels.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
@@ -17,25 +14,6 @@
 
 namespace heed {
 namespace {
-
-// row[c] = g[c] * gelu'(h[c]) for one row; h is T or its bf16 rounding (read as f32), as the
-// gelu op's backward reads it.
-template <GeluApproximation A, typename T, typename H>
-void gelu_gradient_row(const T* g, const H* h, int64_t cols, T* row) {
-  if constexpr (std::is_same_v<T, float>) {
-    wide::gelu_gradient(A == GeluApproximation::tanh, g, h, cols, row);
-    return;
-  }
-  for (int64_t c = 0; c < cols; ++c) {
-    T x;
-    if constexpr (std::is_same_v<H, bf16>) {
-      x = static_cast<float>(h[c]);
-    } else {
-      x = h[c];
-    }
-    row[c] = g[c] * (A == GeluApproximation::tanh ? gelu_tanh_grad(x) : gelu_erf_grad(x));
-  }
-}
 
 struct LinearGeluBackward : Node {
   Shape x_shape;
@@ -64,26 +42,22 @@ struct LinearGeluBackward : Node {
     }
     Tensor g = g_in.contiguous();  // row r is read before `pre`'s row r is written over it
     Tensor gb;
+    const bool tanh = approximation == GeluApproximation::tanh;
     dispatch_float(g.dtype(), "linear_gelu backward", [&]<typename T>() {
       const T* gp = g.data<T>();
       const auto sum_rows = [&]<typename H>(const H* hp) {
         const auto row_of = [&](int64_t r, T* scratch) {
           T* row = bf16_products ? scratch : pre.data<T>() + r * cols;
-          if (approximation == GeluApproximation::tanh) {
-            gelu_gradient_row<GeluApproximation::tanh>(gp + r * cols, hp + r * cols, cols, row);
-          } else {
-            gelu_gradient_row<GeluApproximation::none>(gp + r * cols, hp + r * cols, cols, row);
-          }
+          kernels::gelu_gradient(tanh, gp + r * cols, hp + r * cols, cols, row);
           return static_cast<const T*>(row);
         };
         gb = sum_gradient_rows<T>(rows, cols, row_of, [&](int64_t r, const T* row) {
-          if constexpr (std::is_same_v<T, float>) {
-            if (bf16_products) write_rounded_row(pre, r, row);
-          }
+          if (bf16_products) write_rounded_row(pre, r, row);
         });
       };
+      // h is bf16 only with f32 and bf16 products.
       if (h.dtype() == DType::bf16) {
-        if constexpr (std::is_same_v<T, float>) sum_rows(h.data<bf16>());
+        sum_rows(h.data<bf16>());
       } else {
         sum_rows(h.data<T>());
       }
@@ -121,19 +95,11 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
     constexpr int64_t kChunk = 16384;
     parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
       const int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
-      if constexpr (std::is_same_v<T, float>) {
-        wide::gelu(approximation == GeluApproximation::tanh, hp + begin, end - begin, o + begin);
-      } else if (approximation == GeluApproximation::tanh) {
-        for (int64_t i = begin; i < end; ++i) o[i] = gelu_tanh(hp[i]);
-      } else {
-        for (int64_t i = begin; i < end; ++i) o[i] = gelu_erf(hp[i]);
-      }
-      if constexpr (std::is_same_v<T, float>) {
-        if (keep_bf16) {
-          wide::round_to_bf16(hp + begin, end - begin, h_saved.data<bf16>() + begin);
-          wide::round_to_bf16(o + begin, end - begin,
-                              static_cast<bf16*>(out_rounded->data()) + begin);
-        }
+      kernels::gelu(approximation == GeluApproximation::tanh, hp + begin, end - begin, o + begin);
+      if (keep_bf16) {  // only with f32 and bf16 products
+        kernels::round_to_bf16(hp + begin, end - begin, h_saved.data<bf16>() + begin);
+        kernels::round_to_bf16(o + begin, end - begin,
+                               static_cast<bf16*>(out_rounded->data()) + begin);
       }
     });
   });

@@ -3,16 +3,15 @@
 // it in the same pass when training (attention_softmax_dropout).
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/loop_hints.h"
 #include "autograd/kernels/parallel.h"
+#include "autograd/kernels/row_kernels.h"
 #include "autograd/kernels/row_reduce.h"
 #include "autograd/kernels/strided_loop.h"
-#include "autograd/kernels/wide_loops.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/attention_softmax_rows.h"
@@ -220,7 +219,7 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
       const uint32_t threshold = dropout_threshold(drop->p);
       const T inv_keep = static_cast<T>(1.0 / (1.0 - drop->p));
       uint16_t draws[kMaxDropoutDraws];
-      [[maybe_unused]] float unrounded[kMaxDropoutDraws];
+      T unrounded[kMaxDropoutDraws];  // the dropped values before their bf16 rounding
       // A chunk is whole rows, or a piece of one row longer than a chunk; a row of its own
       // when rows draw from other rows' counters.
       const int64_t rows_per_chunk =
@@ -236,17 +235,12 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
         for (int64_t i = 0; i < count;) {  // each row's piece of the chunk: its own keep bits
           const int64_t r = (c0 + i) / tk, c = (c0 + i) % tk, n = std::min(tk - c, count - i);
           uint8_t* keep_bits = kept + r * keep_mask_bytes(tk) + c / 8;
-          T* out = dropped_data != nullptr ? dropped_data + c0 + i : nullptr;
-          if constexpr (std::is_same_v<T, float>) {
-            if (dropped_bf16) out = unrounded + i;
-          }
+          T* out = dropped_data != nullptr ? dropped_data + c0 + i : unrounded + i;
           apply_dropout_draws<T>(draws + i, n, threshold, inv_keep, in + i, out, keep_bits);
           i += n;
         }
-        if constexpr (std::is_same_v<T, float>) {
-          // Rounded as the product's own conversion would round them.
-          if (dropped_bf16) wide::round_to_bf16(unrounded, count, dropped_bf16 + c0);
-        }
+        // Rounded as the product's own conversion would round them.
+        if (dropped_bf16) kernels::round_to_bf16(unrounded, count, dropped_bf16 + c0);
         c0 += count;
       }
     };
@@ -266,16 +260,8 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
         mask_step = mask_strides[nd - 1];
       }
       const bool padding_row = keep_mask && mask_step == 1;
-      if constexpr (std::is_same_v<T, float>) {
-        if (padding_row || !mask.defined()) {  // a select, vectorised; no mask: a scaling
-          wide::scale_and_mask(xr, padding_row ? keep_mask + mask_base : nullptr, s, limit, orow);
-          wide::softmax_row(orow, limit, tk);
-          return;
-        }
-      }
-      if (padding_row) {
-        const uint8_t* keep_row = keep_mask + mask_base;
-        for (int64_t c = 0; c < limit; ++c) orow[c] = keep_row[c] ? xr[c] * s : neg_inf;
+      if (padding_row || !mask.defined()) {  // a select, vectorised; no mask: a scaling
+        kernels::scale_and_mask(xr, padding_row ? keep_mask + mask_base : nullptr, s, limit, orow);
       } else {
         for (int64_t c = 0; c < limit; ++c) {
           T v = xr[c] * s;
@@ -285,11 +271,7 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
         }
       }
       // All zeros when every key is removed: no attention at all.
-      if constexpr (std::is_same_v<T, float>) {
-        wide::softmax_row(orow, limit, tk);
-      } else {
-        rows::softmax_in_place(orow, limit, tk);
-      }
+      kernels::softmax_row(orow, limit, tk);
     };
     // Groups of about 1,024 elements: enough rows to fill a Philox call, and enough groups
     // that the threads share them evenly. With dropout an element costs an exp, a share of a
