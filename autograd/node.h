@@ -1,8 +1,9 @@
 #pragma once
 // A Node is one step of the backward graph: the backward of the op that produced a tensor.
 // It holds edges to the nodes of its inputs (null where an input needs no gradient) and the
-// tensors its backward needs (SavedTensor fields). Every op keeps its Node next to its forward
-// in ops/*.cpp.
+// tensors its backward needs (SavedTensor fields). An op in ops/*.cpp reads top-down: its
+// Node is declared above the forward (what backward keeps), and its backward() is defined
+// after the forward.
 #include <memory>
 #include <string>
 #include <vector>

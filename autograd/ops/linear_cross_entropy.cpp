@@ -38,25 +38,7 @@ struct LinearCrossEntropyBackward : Node {
   // the input needs none).
   SavedTensor x_grad{this}, weight_grad{this}, bias_grad{this};
   const char* name() const override { return "LinearCrossEntropyBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override {
-    // The gradients of the mean loss were computed in forward; the chain rule scales them.
-    const double upstream = g.item();
-    SavedTensor* const computed[] = {&x_grad, &weight_grad, &bias_grad};
-    std::vector<Tensor> grads;
-    for (size_t i = 0; i < next_edges.size(); ++i) {
-      Tensor t;
-      if (next_edges[i]) {
-        t = computed[i]->take();
-        if (upstream != 1.0) {
-          NoGradGuard no_grad;
-          t = t.sole_owner() ? t : t.clone();
-          t.mul_(upstream);
-        }
-      }
-      grads.push_back(t);
-    }
-    return grads;
-  }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 }  // namespace
@@ -222,6 +204,26 @@ Tensor linear_cross_entropy(const Tensor& x, const Tensor& weight, const Tensor&
     }
   }
   return out;
+}
+
+std::vector<Tensor> LinearCrossEntropyBackward::backward(const Tensor& g) {
+  // The gradients of the mean loss were computed in forward; the chain rule scales them.
+  const double upstream = g.item();
+  SavedTensor* const computed[] = {&x_grad, &weight_grad, &bias_grad};
+  std::vector<Tensor> grads;
+  for (size_t i = 0; i < next_edges.size(); ++i) {
+    Tensor t;
+    if (next_edges[i]) {
+      t = computed[i]->take();
+      if (upstream != 1.0) {
+        NoGradGuard no_grad;
+        t = t.sole_owner() ? t : t.clone();
+        t.mul_(upstream);
+      }
+    }
+    grads.push_back(t);
+  }
+  return grads;
 }
 
 }  // namespace heed

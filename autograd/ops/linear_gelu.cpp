@@ -23,50 +23,7 @@ struct LinearGeluBackward : Node {
   // pre-activation (bf16 with bf16 products).
   SavedTensor input{this}, weight{this}, pre_activation{this};
   const char* name() const override { return "LinearGeluBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    const Tensor x2 = input.get(), w = weight.get();
-    Tensor h = pre_activation.take();
-    const int64_t cols = h.size(-1), rows = cols ? h.numel() / cols : 0;
-    // The gradient before GELU: over the incoming one where possible; with bf16 products only
-    // its bf16 rounding is written (all the products read), never the f32 values, over the
-    // saved bf16 pre-activation when nothing else holds it (row r of h is read before row r
-    // of the gradient is written).
-    const bool bf16_products = x2.dtype() == DType::bf16 && g_in.dtype() == DType::f32;
-    Tensor pre;
-    if (bf16_products) {
-      pre = h.dtype() == DType::bf16 && h.sole_owner() && h.is_contiguous()
-                ? h.reshape({rows, cols})
-                : Tensor::empty({rows, cols}, DType::bf16);
-    } else {
-      pre = reusable_gradient(g_in, g_in.shape()).reshape({rows, cols});
-    }
-    Tensor g = g_in.contiguous();  // row r is read before `pre`'s row r is written over it
-    Tensor gb;
-    const bool tanh = approximation == GeluApproximation::tanh;
-    dispatch_float(g.dtype(), "linear_gelu backward", [&]<typename T>() {
-      const T* gp = g.data<T>();
-      const auto sum_rows = [&]<typename H>(const H* hp) {
-        const auto row_of = [&](int64_t r, T* scratch) {
-          T* row = bf16_products ? scratch : pre.data<T>() + r * cols;
-          kernels::gelu_gradient(tanh, gp + r * cols, hp + r * cols, cols, row);
-          return static_cast<const T*>(row);
-        };
-        gb = sum_gradient_rows<T>(rows, cols, row_of, [&](int64_t r, const T* row) {
-          if (bf16_products) write_rounded_row(pre, r, row);
-        });
-      };
-      // h is bf16 only with f32 and bf16 products.
-      if (h.dtype() == DType::bf16) {
-        sum_rows(h.data<bf16>());
-      } else {
-        sum_rows(h.data<T>());
-      }
-    });
-    Tensor gx, gw;
-    linear_gradient_products(pre, x2, w, layout, x_shape, next_edges[0] ? &gx : nullptr,
-                             next_edges[1] ? &gw : nullptr);
-    return {gx, gw, gb};
-  }
+  std::vector<Tensor> backward(const Tensor& g_in) override;
 };
 
 }  // namespace
@@ -115,6 +72,51 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
     attach_node(out, node, inputs);
   }
   return out;
+}
+
+std::vector<Tensor> LinearGeluBackward::backward(const Tensor& g_in) {
+  const Tensor x2 = input.get(), w = weight.get();
+  Tensor h = pre_activation.take();
+  const int64_t cols = h.size(-1), rows = cols ? h.numel() / cols : 0;
+  // The gradient before GELU: over the incoming one where possible; with bf16 products only
+  // its bf16 rounding is written (all the products read), never the f32 values, over the
+  // saved bf16 pre-activation when nothing else holds it (row r of h is read before row r
+  // of the gradient is written).
+  const bool bf16_products = x2.dtype() == DType::bf16 && g_in.dtype() == DType::f32;
+  Tensor pre;
+  if (bf16_products) {
+    pre = h.dtype() == DType::bf16 && h.sole_owner() && h.is_contiguous()
+              ? h.reshape({rows, cols})
+              : Tensor::empty({rows, cols}, DType::bf16);
+  } else {
+    pre = reusable_gradient(g_in, g_in.shape()).reshape({rows, cols});
+  }
+  Tensor g = g_in.contiguous();  // row r is read before `pre`'s row r is written over it
+  Tensor gb;
+  const bool tanh = approximation == GeluApproximation::tanh;
+  dispatch_float(g.dtype(), "linear_gelu backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    const auto sum_rows = [&]<typename H>(const H* hp) {
+      const auto row_of = [&](int64_t r, T* scratch) {
+        T* row = bf16_products ? scratch : pre.data<T>() + r * cols;
+        kernels::gelu_gradient(tanh, gp + r * cols, hp + r * cols, cols, row);
+        return static_cast<const T*>(row);
+      };
+      gb = sum_gradient_rows<T>(rows, cols, row_of, [&](int64_t r, const T* row) {
+        if (bf16_products) write_rounded_row(pre, r, row);
+      });
+    };
+    // h is bf16 only with f32 and bf16 products.
+    if (h.dtype() == DType::bf16) {
+      sum_rows(h.data<bf16>());
+    } else {
+      sum_rows(h.data<T>());
+    }
+  });
+  Tensor gx, gw;
+  linear_gradient_products(pre, x2, w, layout, x_shape, next_edges[0] ? &gx : nullptr,
+                           next_edges[1] ? &gw : nullptr);
+  return {gx, gw, gb};
 }
 
 }  // namespace heed

@@ -33,34 +33,20 @@ struct SoftmaxBackward : Node {
   double scale = 1.0;
   SavedTensor output{this};
   const char* name() const override { return "SoftmaxBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override {
-    return {attention_softmax_backward(g, output.get(), scale)};
-  }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 struct LogSoftmaxBackward : Node {
   SavedTensor output{this};
   const char* name() const override { return "LogSoftmaxBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    const Tensor y = output.get();
-    Tensor g = g_in.contiguous();
-    const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
-    Tensor gx = Tensor::empty(y.shape(), y.dtype());
-    dispatch_float(y.dtype(), "log_softmax backward", [&]<typename T>() {
-      const T* gp = g.data<T>();
-      const T* yp = y.data<T>();
-      T* o = gx.data<T>();
-      parallel_for(rows, width, [&](int64_t r) {
-        const T* gr = gp + r * width;
-        T total = 0;
-        for (int64_t c = 0; c < width; ++c) total += gr[c];
-        for (int64_t c = 0; c < width; ++c) {
-          o[r * width + c] = gr[c] - fast::exp_nonpositive(yp[r * width + c]) * total;
-        }
-      });
-    });
-    return {gx};
-  }
+  std::vector<Tensor> backward(const Tensor& g_in) override;
+};
+
+struct AttentionSoftmaxDropoutBackward : Node {
+  double scale = 1.0, p = 0.0;
+  SavedTensor probs{this}, keep{this};  // the undropped probabilities and the keep bits
+  const char* name() const override { return "AttentionSoftmaxDropoutBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 Tensor softmax_last(const Tensor& a_in, bool log) {
@@ -109,68 +95,6 @@ Tensor log_softmax(const Tensor& a, int64_t dim) {
   return along_last_dim(a, dim, "log_softmax",
                         [](const Tensor& t) { return softmax_last(t, true); });
 }
-
-Tensor attention_softmax_backward(const Tensor& g_in, const Tensor& y, double scale) {
-  // Row by row, each element of g is read before it is written: in place when possible.
-  Tensor gx = reusable_gradient(g_in, y.shape());
-  Tensor g = g_in.contiguous();
-  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
-  dispatch_float(y.dtype(), "softmax backward", [&]<typename T>() {
-    const T* gp = g.data<T>();
-    const T* yp = y.data<T>();
-    T* o = gx.data<T>();
-    const T s = static_cast<T>(scale);
-    parallel_for(rows, width, [&](int64_t r) {
-      const T* gr = gp + r * width;
-      const T* yr = yp + r * width;
-      const T dot = rows::dot(gr, yr, width);
-      T* orow = o + r * width;
-      HEED_ASSUME_NO_LOOP_ALIAS  // orow is gr or apart from it: element c is read, then written
-          for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (gr[c] - dot);
-    });
-  });
-  return gx;
-}
-
-// gx = scale * y * (gy - sum(gy * y)) per row with gy = g * keep / (1 - p): the backward of
-// dropout after softmax, in one pass.
-Tensor attention_softmax_dropout_backward(const Tensor& g_in, const Tensor& y, const Tensor& keep,
-                                          double scale, double p) {
-  // Row by row, each element of g is read before it is written: in place when possible.
-  Tensor gx = reusable_gradient(g_in, y.shape());
-  Tensor g = g_in.contiguous();
-  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
-  const int64_t row_bytes = keep_mask_bytes(width);
-  const uint8_t* k = keep.data<uint8_t>();
-  dispatch_float(y.dtype(), "attention softmax dropout backward", [&]<typename T>() {
-    const T* gp = g.data<T>();
-    const T* yp = y.data<T>();
-    T* o = gx.data<T>();
-    const T s = static_cast<T>(scale), inv_keep = static_cast<T>(1.0 / (1.0 - p));
-    parallel_for(rows, width, [&](int64_t r) {
-      const T* gr = gp + r * width;
-      const T* yr = yp + r * width;
-      T* orow = o + r * width;
-      apply_keep_bits<T>(k + r * row_bytes, width, inv_keep, gr, orow);  // gy, in the output
-      const T dot = rows::dot(static_cast<const T*>(orow), yr, width);
-      for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (orow[c] - dot);
-    });
-  });
-  return gx;
-}
-
-namespace {
-
-struct AttentionSoftmaxDropoutBackward : Node {
-  double scale = 1.0, p = 0.0;
-  SavedTensor probs{this}, keep{this};  // the undropped probabilities and the keep bits
-  const char* name() const override { return "AttentionSoftmaxDropoutBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override {
-    return {attention_softmax_dropout_backward(g, probs.get(), keep.get(), scale, p)};
-  }
-};
-
-}  // namespace
 
 Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tensor& mask,
                               bool causal, const RowDropout* drop, Tensor* probs, Tensor* keep) {
@@ -326,6 +250,84 @@ Tensor attention_softmax_dropout(const Tensor& scores, double scale, const Tenso
     attach_node(out, node, {scores});
   }
   return out;
+}
+
+std::vector<Tensor> SoftmaxBackward::backward(const Tensor& g) {
+  return {attention_softmax_backward(g, output.get(), scale)};
+}
+
+std::vector<Tensor> LogSoftmaxBackward::backward(const Tensor& g_in) {
+  const Tensor y = output.get();
+  Tensor g = g_in.contiguous();
+  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+  Tensor gx = Tensor::empty(y.shape(), y.dtype());
+  dispatch_float(y.dtype(), "log_softmax backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    const T* yp = y.data<T>();
+    T* o = gx.data<T>();
+    parallel_for(rows, width, [&](int64_t r) {
+      const T* gr = gp + r * width;
+      T total = 0;
+      for (int64_t c = 0; c < width; ++c) total += gr[c];
+      for (int64_t c = 0; c < width; ++c) {
+        o[r * width + c] = gr[c] - fast::exp_nonpositive(yp[r * width + c]) * total;
+      }
+    });
+  });
+  return {gx};
+}
+
+std::vector<Tensor> AttentionSoftmaxDropoutBackward::backward(const Tensor& g) {
+  return {attention_softmax_dropout_backward(g, probs.get(), keep.get(), scale, p)};
+}
+
+Tensor attention_softmax_backward(const Tensor& g_in, const Tensor& y, double scale) {
+  // Row by row, each element of g is read before it is written: in place when possible.
+  Tensor gx = reusable_gradient(g_in, y.shape());
+  Tensor g = g_in.contiguous();
+  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+  dispatch_float(y.dtype(), "softmax backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    const T* yp = y.data<T>();
+    T* o = gx.data<T>();
+    const T s = static_cast<T>(scale);
+    parallel_for(rows, width, [&](int64_t r) {
+      const T* gr = gp + r * width;
+      const T* yr = yp + r * width;
+      const T dot = rows::dot(gr, yr, width);
+      T* orow = o + r * width;
+      HEED_ASSUME_NO_LOOP_ALIAS  // orow is gr or apart from it: element c is read, then written
+          for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (gr[c] - dot);
+    });
+  });
+  return gx;
+}
+
+// gx = scale * y * (gy - sum(gy * y)) per row with gy = g * keep / (1 - p): the backward of
+// dropout after softmax, in one pass.
+Tensor attention_softmax_dropout_backward(const Tensor& g_in, const Tensor& y, const Tensor& keep,
+                                          double scale, double p) {
+  // Row by row, each element of g is read before it is written: in place when possible.
+  Tensor gx = reusable_gradient(g_in, y.shape());
+  Tensor g = g_in.contiguous();
+  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+  const int64_t row_bytes = keep_mask_bytes(width);
+  const uint8_t* k = keep.data<uint8_t>();
+  dispatch_float(y.dtype(), "attention softmax dropout backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    const T* yp = y.data<T>();
+    T* o = gx.data<T>();
+    const T s = static_cast<T>(scale), inv_keep = static_cast<T>(1.0 / (1.0 - p));
+    parallel_for(rows, width, [&](int64_t r) {
+      const T* gr = gp + r * width;
+      const T* yr = yp + r * width;
+      T* orow = o + r * width;
+      apply_keep_bits<T>(k + r * row_bytes, width, inv_keep, gr, orow);  // gy, in the output
+      const T dot = rows::dot(static_cast<const T*>(orow), yr, width);
+      for (int64_t c = 0; c < width; ++c) orow[c] = s * yr[c] * (orow[c] - dot);
+    });
+  });
+  return gx;
 }
 
 }  // namespace heed
