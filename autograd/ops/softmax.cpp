@@ -96,6 +96,111 @@ Tensor log_softmax(const Tensor& a, int64_t dim) {
                         [](const Tensor& t) { return softmax_last(t, true); });
 }
 
+namespace {
+
+// Row r of attention's scores [.., Tq, Tk] (contiguous) scaled, masked and turned into
+// probabilities, for attention_softmax_rows.
+template <typename T>
+struct SoftmaxRows {
+  const T* scores;
+  T* probs;
+  T scale;
+  const Shape& shape;
+  int64_t tq, tk;
+  bool causal;
+  // The mask, if any: additive (in T) or a u8 keep mask, with its strides broadcast to the
+  // scores' shape.
+  bool masked;
+  const T* add_mask;
+  const uint8_t* keep_mask;
+  const Shape& mask_strides;
+
+  void run(int64_t r) const {
+    const T* xr = scores + r * tk;
+    T* orow = probs + r * tk;
+    const int64_t q = r % tq;
+    // Keys after this query are cut off in causal mode (queries align to the last keys).
+    const int64_t limit = causal ? std::min<int64_t>(tk, q + tk - tq + 1) : tk;
+    int64_t mask_base = 0, mask_step = 0;
+    if (masked) {
+      const int64_t nd = static_cast<int64_t>(shape.size());
+      int64_t rest = r;
+      for (int64_t d = nd - 2; d >= 0; --d) {
+        mask_base += (rest % shape[d]) * mask_strides[d];
+        rest /= shape[d];
+      }
+      mask_step = mask_strides[nd - 1];
+    }
+    const bool padding_row = keep_mask && mask_step == 1;
+    if (padding_row || !masked) {  // a select, vectorised; no mask: a scaling
+      kernels::scale_and_mask(xr, padding_row ? keep_mask + mask_base : nullptr, scale, limit,
+                              orow);
+    } else {
+      const T neg_inf = -std::numeric_limits<T>::infinity();
+      for (int64_t c = 0; c < limit; ++c) {
+        T v = xr[c] * scale;
+        if (add_mask) v += add_mask[mask_base + c * mask_step];
+        if (keep_mask && !keep_mask[mask_base + c * mask_step]) v = neg_inf;
+        orow[c] = v;
+      }
+    }
+    // All zeros when every key is removed: no attention at all.
+    kernels::softmax_row(orow, limit, tk);
+  }
+};
+
+// Dropout over rows [r0, r1) of the probabilities (probs_rows: row r0 on) of width tk: the
+// draws dropout() takes for their elements r0 * tk ..., a row of keep bits each into `kept`,
+// the dropped values into `dropped` or, when that is null, rounded into `dropped_bf16`. Short
+// rows go many to a call (G2P's have 6-12 keys, the encoder-decoder benchmark's 32): one
+// Philox call and one bf16 rounding then serve them all, where row by row each paid for its
+// own (and for the scalar Philox path under one vector's worth of blocks).
+template <typename T>
+void dropout_rows(const RowDropout& drop, int64_t tk, int64_t r0, int64_t r1, const T* probs_rows,
+                  T* dropped, bf16* dropped_bf16, uint8_t* kept) {
+  const uint32_t threshold = dropout_threshold(drop.p);
+  const T inv_keep = static_cast<T>(1.0 / (1.0 - drop.p));
+  uint16_t draws[kMaxDropoutDraws];
+  T unrounded[kMaxDropoutDraws];  // the dropped values before their bf16 rounding
+  // A chunk is whole rows, or a piece of one row longer than a chunk; a row of its own
+  // when rows draw from other rows' counters.
+  const int64_t rows_per_chunk =
+      drop.counter_rows ? 1 : std::max<int64_t>(1, kMaxDropoutDraws / tk);
+  for (int64_t c0 = r0 * tk, end = r1 * tk; c0 < end;) {
+    const int64_t row = c0 / tk, col = c0 % tk;
+    const int64_t count = col > 0 || tk > kMaxDropoutDraws
+                              ? std::min(tk - col, kMaxDropoutDraws)
+                              : std::min(r1 - row, rows_per_chunk) * tk;
+    const int64_t counter = drop.counter_rows ? drop.counter_rows[row] * tk + col : c0;
+    dropout_draws(drop.seed, drop.offset, counter, count, draws);
+    const T* in = probs_rows + (c0 - r0 * tk);
+    for (int64_t i = 0; i < count;) {  // each row's piece of the chunk: its own keep bits
+      const int64_t r = (c0 + i) / tk, c = (c0 + i) % tk, n = std::min(tk - c, count - i);
+      uint8_t* keep_bits = kept + r * keep_mask_bytes(tk) + c / 8;
+      T* out = dropped != nullptr ? dropped + c0 + i : unrounded + i;
+      apply_dropout_draws<T>(draws + i, n, threshold, inv_keep, in + i, out, keep_bits);
+      i += n;
+    }
+    // Rounded as the product's own conversion would round them.
+    if (dropped_bf16) kernels::round_to_bf16(unrounded, count, dropped_bf16 + c0);
+    c0 += count;
+  }
+}
+
+// The mask's strides broadcast to the scores' shape, after checking its type and shape.
+Shape mask_strides_for(const Tensor& mask, const Tensor& scores) {
+  HEED_CHECK(mask.dtype() == DType::u8 || mask.dtype() == scores.dtype(),
+             "attention_softmax: mask must be u8 (1 = attend) or {} like the scores, got {}",
+             scores.dtype(), mask.dtype());
+  HEED_CHECK(
+      broadcast_shapes(mask.shape(), scores.shape(), "attention_softmax (mask)") == scores.shape(),
+      "attention_softmax: mask {} does not broadcast to scores {}", mask.shape_str(),
+      scores.shape_str());
+  return broadcast_strides(mask, scores.shape());
+}
+
+}  // namespace
+
 Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tensor& mask,
                               bool causal, const RowDropout* drop, Tensor* probs, Tensor* keep) {
   HEED_CHECK(scores_in.dim() >= 2, "attention_softmax: scores must be [.., Tq, Tk], got {}",
@@ -105,17 +210,8 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
   const int64_t nd = scores.dim();
   const int64_t tq = shape[nd - 2], tk = shape[nd - 1];
   const int64_t rows = tk ? scores.numel() / tk : 0;
-  Shape mask_strides;
+  const Shape mask_strides = mask.defined() ? mask_strides_for(mask, scores) : Shape();
   const bool bool_mask = mask.defined() && mask.dtype() == DType::u8;
-  if (mask.defined()) {
-    HEED_CHECK(bool_mask || mask.dtype() == scores.dtype(),
-               "attention_softmax: mask must be u8 (1 = attend) or {} like the scores, got {}",
-               scores.dtype(), mask.dtype());
-    HEED_CHECK(broadcast_shapes(mask.shape(), shape, "attention_softmax (mask)") == shape,
-               "attention_softmax: mask {} does not broadcast to scores {}", mask.shape_str(),
-               scores.shape_str());
-    mask_strides = broadcast_strides(mask, shape);
-  }
   Tensor out = Tensor::empty(shape, scores.dtype());
   Tensor dropped = out;
   uint8_t* kept = nullptr;
@@ -126,77 +222,21 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
     kept = keep->data<uint8_t>();
   }
   dispatch_float(scores.dtype(), "attention_softmax", [&]<typename T>() {
-    const T* x = scores.data<T>();
     T* o = out.data<T>();
     T* dropped_data = dropped.dtype() == scores.dtype() ? dropped.data<T>() : nullptr;
     bf16* dropped_bf16 = dropped.dtype() == DType::bf16 ? dropped.data<bf16>() : nullptr;
-    const T s = static_cast<T>(scale);
-    const T* add_mask = mask.defined() && !bool_mask ? mask.data<T>() : nullptr;
-    const uint8_t* keep_mask = bool_mask ? mask.data<uint8_t>() : nullptr;
-    const T neg_inf = -std::numeric_limits<T>::infinity();
-    // Rows [r0, r1) of the dropout: the draws dropout() takes for their elements r0 * tk ...,
-    // a row of keep bits each. Short rows go many to a call (G2P's have 6-12 keys, the
-    // encoder-decoder benchmark's 32): one Philox call and one bf16 rounding then serve them
-    // all, where row by row each paid for its own (and for the scalar Philox path under one
-    // vector's worth of blocks).
-    const auto dropout_rows = [&](int64_t r0, int64_t r1, const T* probs_rows) {
-      const uint32_t threshold = dropout_threshold(drop->p);
-      const T inv_keep = static_cast<T>(1.0 / (1.0 - drop->p));
-      uint16_t draws[kMaxDropoutDraws];
-      T unrounded[kMaxDropoutDraws];  // the dropped values before their bf16 rounding
-      // A chunk is whole rows, or a piece of one row longer than a chunk; a row of its own
-      // when rows draw from other rows' counters.
-      const int64_t rows_per_chunk =
-          drop->counter_rows ? 1 : std::max<int64_t>(1, kMaxDropoutDraws / tk);
-      for (int64_t c0 = r0 * tk, end = r1 * tk; c0 < end;) {
-        const int64_t row = c0 / tk, col = c0 % tk;
-        const int64_t count = col > 0 || tk > kMaxDropoutDraws
-                                  ? std::min(tk - col, kMaxDropoutDraws)
-                                  : std::min(r1 - row, rows_per_chunk) * tk;
-        const int64_t counter = drop->counter_rows ? drop->counter_rows[row] * tk + col : c0;
-        dropout_draws(drop->seed, drop->offset, counter, count, draws);
-        const T* in = probs_rows + (c0 - r0 * tk);
-        for (int64_t i = 0; i < count;) {  // each row's piece of the chunk: its own keep bits
-          const int64_t r = (c0 + i) / tk, c = (c0 + i) % tk, n = std::min(tk - c, count - i);
-          uint8_t* keep_bits = kept + r * keep_mask_bytes(tk) + c / 8;
-          T* out = dropped_data != nullptr ? dropped_data + c0 + i : unrounded + i;
-          apply_dropout_draws<T>(draws + i, n, threshold, inv_keep, in + i, out, keep_bits);
-          i += n;
-        }
-        // Rounded as the product's own conversion would round them.
-        if (dropped_bf16) kernels::round_to_bf16(unrounded, count, dropped_bf16 + c0);
-        c0 += count;
-      }
-    };
-    const auto softmax_row = [&](int64_t r) {
-      const T* xr = x + r * tk;
-      T* orow = o + r * tk;
-      const int64_t q = r % tq;
-      // Keys after this query are cut off in causal mode (queries align to the last keys).
-      const int64_t limit = causal ? std::min<int64_t>(tk, q + tk - tq + 1) : tk;
-      int64_t mask_base = 0, mask_step = 0;
-      if (mask.defined()) {
-        int64_t rest = r;
-        for (int64_t d = nd - 2; d >= 0; --d) {
-          mask_base += (rest % shape[d]) * mask_strides[d];
-          rest /= shape[d];
-        }
-        mask_step = mask_strides[nd - 1];
-      }
-      const bool padding_row = keep_mask && mask_step == 1;
-      if (padding_row || !mask.defined()) {  // a select, vectorised; no mask: a scaling
-        kernels::scale_and_mask(xr, padding_row ? keep_mask + mask_base : nullptr, s, limit, orow);
-      } else {
-        for (int64_t c = 0; c < limit; ++c) {
-          T v = xr[c] * s;
-          if (add_mask) v += add_mask[mask_base + c * mask_step];
-          if (keep_mask && !keep_mask[mask_base + c * mask_step]) v = neg_inf;
-          orow[c] = v;
-        }
-      }
-      // All zeros when every key is removed: no attention at all.
-      kernels::softmax_row(orow, limit, tk);
-    };
+    const SoftmaxRows<T> softmax_rows{
+        .scores = scores.data<T>(),
+        .probs = o,
+        .scale = static_cast<T>(scale),
+        .shape = shape,
+        .tq = tq,
+        .tk = tk,
+        .causal = causal,
+        .masked = mask.defined(),
+        .add_mask = mask.defined() && !bool_mask ? mask.data<T>() : nullptr,
+        .keep_mask = bool_mask ? mask.data<uint8_t>() : nullptr,
+        .mask_strides = mask_strides};
     // Groups of about 1,024 elements: enough rows to fill a Philox call, and enough groups
     // that the threads share them evenly. With dropout an element costs an exp, a share of a
     // Philox block and a bf16 rounding: G2P's short-sequence calls in training (a few thousand
@@ -205,8 +245,10 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
     parallel_for_row_groups(
         rows, tk, 1024,
         [&](int64_t r0, int64_t r1) {
-          for (int64_t r = r0; r < r1; ++r) softmax_row(r);
-          if (drop) dropout_rows(r0, r1, o + r0 * tk);
+          for (int64_t r = r0; r < r1; ++r) softmax_rows.run(r);
+          if (drop) {
+            dropout_rows<T>(*drop, tk, r0, r1, o + r0 * tk, dropped_data, dropped_bf16, kept);
+          }
         },
         /*cost_per_element=*/drop ? 8 : 1);
   });
