@@ -7,10 +7,10 @@
 namespace heed {
 namespace {
 
-// Nodes and tensors whose release was deferred by ~Node, drained by the outermost ~Node.
+// Nodes whose release was deferred by ~Node, drained by the outermost ~Node. (Saved tensors
+// need no queue: they are detached, so releasing one never releases a node.)
 struct DeletionQueue {
   std::vector<std::shared_ptr<Node>> nodes;
-  std::vector<Tensor> tensors;
   bool draining = false;
 };
 
@@ -26,73 +26,68 @@ Node::~Node() {
   for (auto& edge : next_edges) {
     if (edge) queue.nodes.push_back(std::move(edge));
   }
-  for (auto& s : saved_) {
-    if (s.tensor.defined()) queue.tensors.push_back(std::move(s.tensor));
-  }
   if (queue.draining) return;
   queue.draining = true;
-  while (!queue.nodes.empty() || !queue.tensors.empty()) {
-    if (!queue.nodes.empty()) {
-      std::shared_ptr<Node> node = std::move(queue.nodes.back());
-      queue.nodes.pop_back();
-      node.reset();  // may run ~Node, which only enqueues
-    } else {
-      Tensor t = std::move(queue.tensors.back());
-      queue.tensors.pop_back();
-    }
+  while (!queue.nodes.empty()) {
+    std::shared_ptr<Node> node = std::move(queue.nodes.back());
+    queue.nodes.pop_back();
+    node.reset();  // may run ~Node, which only enqueues
   }
   queue.draining = false;
 }
 
 void Node::release_saved() {
-  saved_.clear();
+  for (SavedTensor* s : saved_) s->release();
   released_ = true;
 }
 
-size_t Node::save(const Tensor& t) {
-  Saved s;
-  if (t.defined()) {
-    s.tensor = t.detach();
-    s.version = t.version();
-  }
-  saved_.push_back(std::move(s));
-  return saved_.size() - 1;
+SavedTensor::SavedTensor(Node* owner) : owner_(owner) {
+  owner->saved_.push_back(this);
 }
 
-size_t Node::save_copy_of(const Tensor& copy, const Tensor& original) {
-  const size_t index = save(copy);
+void SavedTensor::save(const Tensor& t) {
+  if (!t.defined()) return;
+  tensor_ = t.detach();
+  version_ = t.version();
+}
+
+void SavedTensor::save_copy_of(const Tensor& copy, const Tensor& original) {
+  save(copy);
   if (original.defined() && original.storage() != copy.storage()) {
-    saved_[index].original = original.storage();
-    saved_[index].original_version = original.version();
+    original_ = original.storage();
+    original_version_ = original.version();
   }
-  return index;
 }
 
-Tensor Node::saved(size_t index) const {
-  HEED_CHECK(!released_,
+Tensor SavedTensor::get() const {
+  HEED_CHECK(!owner_->released_,
              "{}: backward through a graph whose saved tensors were already freed; pass "
              "retain_graph=true to the first backward to run it twice",
-             name());
-  const Saved& s = saved_.at(index);
-  if (s.tensor.defined()) {
-    HEED_CHECK(s.tensor.version() == s.version,
+             owner_->name());
+  if (tensor_.defined()) {
+    HEED_CHECK(tensor_.version() == version_,
                "{}: a tensor of shape {} that backward needs was modified in place after it was "
                "saved (version {} -> {})",
-               name(), s.tensor.shape_str(), s.version, s.tensor.version());
+               owner_->name(), tensor_.shape_str(), version_, tensor_.version());
   }
-  if (std::shared_ptr<Storage> original = s.original.lock()) {
-    HEED_CHECK(original->version() == s.original_version,
+  if (std::shared_ptr<Storage> original = original_.lock()) {
+    HEED_CHECK(original->version() == original_version_,
                "{}: a tensor of shape {} that backward needs was modified in place after it was "
                "saved (version {} -> {})",
-               name(), s.tensor.shape_str(), s.original_version, original->version());
+               owner_->name(), tensor_.shape_str(), original_version_, original->version());
   }
-  return s.tensor;
+  return tensor_;
 }
 
-Tensor Node::take_saved(size_t index) {
-  Tensor t = saved(index);
-  if (saved_freed_after_backward) saved_.at(index).tensor = Tensor();
+Tensor SavedTensor::take() {
+  Tensor t = get();
+  if (owner_->saved_freed_after_backward) tensor_ = Tensor();
   return t;
+}
+
+void SavedTensor::release() {
+  tensor_ = Tensor();
+  original_.reset();
 }
 
 std::vector<Tensor> AccumulateGrad::backward(const Tensor& grad_output) {

@@ -1,7 +1,9 @@
 #pragma once
 // A Node is one step of the backward graph: the backward of the op that produced a tensor.
 // It holds edges to the nodes of its inputs (null where an input needs no gradient) and the
-// tensors its backward needs. Every op keeps its Node next to its forward in ops/*.cpp.
+// tensors its backward needs (SavedTensor fields). An op in ops/*.cpp reads top-down: its
+// Node is declared above the forward (what backward keeps), and its backward() is defined
+// after the forward.
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,12 +12,48 @@
 
 namespace heed {
 
+class Node;
+
+// A tensor that a node's backward needs, held in a named field of the node:
+//   struct MulBackward : Node { SavedTensor a{this}, b{this}; ... };
+// The field registers with its node, so that the engine's Node::release_saved() frees it after
+// backward without the node listing its fields. The saved handle is cut from the graph (no
+// reference cycle through an op's own output) and remembers the storage version at save time.
+class SavedTensor {
+ public:
+  explicit SavedTensor(Node* owner);
+  SavedTensor(const SavedTensor&) = delete;
+  SavedTensor& operator=(const SavedTensor&) = delete;
+
+  // Saves `t` (undefined: nothing to save, get() returns an undefined tensor).
+  void save(const Tensor& t);
+  // Saves `copy` (a bf16 copy of `original`, say) in place of `original`, and checks
+  // `original` for in-place changes as if it had been saved itself, without keeping it alive.
+  void save_copy_of(const Tensor& copy, const Tensor& original);
+  // The saved tensor; throws if it was released or changed in place since it was saved.
+  Tensor get() const;
+  // The same, handed over: the node lets go of it when the engine frees the saved tensors
+  // right after this backward (the graph is not retained), so that backward may reuse its
+  // memory if nothing else holds it. Otherwise the same as get().
+  Tensor take();
+
+ private:
+  friend class Node;
+  void release();
+
+  Node* owner_;
+  Tensor tensor_;
+  uint64_t version_ = 0;
+  std::weak_ptr<Storage> original_;  // save_copy_of: the storage watched instead
+  uint64_t original_version_ = 0;
+};
+
 class Node {
  public:
   Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
-  // Releases edges and saved tensors through a queue rather than recursively, so that
+  // Releases edges through a queue rather than recursively, so that
   // dropping the last handle on a graph thousands of nodes deep does not grow the stack.
   virtual ~Node();
 
@@ -32,37 +70,20 @@ class Node {
     return false;
   }
 
-  // Frees what backward saved; called by the engine unless the graph is retained.
+  // Frees what backward saved (every SavedTensor field); called by the engine unless the graph
+  // is retained. A backward run after this throws instead of reading freed tensors.
   void release_saved();
 
   std::vector<std::shared_ptr<Node>> next_edges;
   // Non-leaf tensors produced by this node that asked to keep their gradient.
   std::vector<std::weak_ptr<TensorImpl>> retained_outputs;
 
-  // Saves a tensor for backward. The saved handle is cut from the graph (no reference
-  // cycle through an op's own output) and remembers the storage version at save time.
-  size_t save(const Tensor& t);
-  // Saves `copy` (a bf16 copy of `original`, say) in place of `original`, and checks
-  // `original` for in-place changes as if it had been saved itself, without keeping it alive.
-  size_t save_copy_of(const Tensor& copy, const Tensor& original);
-  // A saved tensor; throws if it was released or changed in place since it was saved.
-  Tensor saved(size_t index) const;
-  // The same, handed over: the node lets go of it when the engine frees the saved tensors
-  // right after this backward (the graph is not retained), so that backward may reuse its
-  // memory if nothing else holds it. Otherwise the same as saved(index).
-  Tensor take_saved(size_t index);
-
   // Set by the engine before backward: whether it frees the saved tensors right after.
   bool saved_freed_after_backward = false;
 
  private:
-  struct Saved {
-    Tensor tensor;
-    uint64_t version = 0;
-    std::weak_ptr<Storage> original;  // save_copy_of: the storage watched instead
-    uint64_t original_version = 0;
-  };
-  std::vector<Saved> saved_;
+  friend class SavedTensor;
+  std::vector<SavedTensor*> saved_;  // the node's SavedTensor fields, registered as built
   bool released_ = false;
 };
 

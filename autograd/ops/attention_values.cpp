@@ -3,14 +3,13 @@
 // backward needs anyway) instead of holding them from forward to backward: one [B, h, Tq, Tk]
 // tensor less per layer in memory at the end of forward (8 MB per BERT-small layer in f32).
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "autograd/grad_mode.h"
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/dropout_draws.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/kernels/wide_loops.h"
+#include "autograd/kernels/row_kernels.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/attention_softmax_rows.h"
@@ -18,48 +17,6 @@
 #include "base/profile.h"
 
 namespace heed {
-
-Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_bf16) {
-  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
-  const int64_t row_bytes = keep_mask_bytes(width);
-  const uint8_t* bits = keep.data<uint8_t>();
-  Tensor out = Tensor::empty(y.shape(), to_bf16 ? DType::bf16 : y.dtype());
-  dispatch_float(y.dtype(), "attention dropout recompute", [&]<typename T>() {
-    const T* yp = y.data<T>();
-    const T inv_keep = static_cast<T>(1.0 / (1.0 - p));
-    if constexpr (std::is_same_v<T, float>) {
-      if (to_bf16) {
-        // Through a buffer in L1, as many short rows at a time as it holds (one rounding call
-        // for them all), or a long row in pieces; a piece starts on a byte of bits.
-        constexpr int64_t kBuffer = 1024;
-        parallel_for_row_groups(rows, width, kBuffer, [&](int64_t r0, int64_t r1) {
-          float dropped[kBuffer];
-          bf16* o = out.data<bf16>();
-          if (width <= kBuffer) {
-            for (int64_t r = r0; r < r1; ++r) {
-              apply_keep_bits<float>(bits + r * row_bytes, width, inv_keep, yp + r * width,
-                                     dropped + (r - r0) * width);
-            }
-            wide::round_to_bf16(dropped, (r1 - r0) * width, o + r0 * width);
-            return;
-          }
-          for (int64_t c0 = 0; c0 < width; c0 += kBuffer) {
-            const int64_t n = std::min(kBuffer, width - c0);
-            apply_keep_bits<float>(bits + r0 * row_bytes + c0 / 8, n, inv_keep,
-                                   yp + r0 * width + c0, dropped);
-            wide::round_to_bf16(dropped, n, o + r0 * width + c0);
-          }
-        });
-        return;
-      }
-    }
-    parallel_for(rows, width, [&](int64_t r) {
-      apply_keep_bits<T>(bits + r * row_bytes, width, inv_keep, yp + r * width,
-                         out.data<T>() + r * width);
-    });
-  });
-  return out;
-}
 
 namespace {
 
@@ -94,25 +51,11 @@ std::vector<int64_t> full_attention_rows(const QueryRows& queries, const Tensor&
 
 struct AttentionDropoutValuesBackward : Node {
   double scale = 1.0, p = 0.0;
-  DType v_dtype = DType::f32;  // of v as given (saved(2) may be its bf16 copy)
+  DType v_dtype = DType::f32;  // of v as given (`values` may be its bf16 copy)
+  // The undropped probabilities, the keep bits and the values as the product read them.
+  SavedTensor probs{this}, keep_bits{this}, values{this};
   const char* name() const override { return "AttentionDropoutValuesBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor y = saved(0), keep = saved(1), v = saved(2);
-    const bool bf16 = v.dtype() == DType::bf16;
-    // Both products read g: round it once when they run in bf16.
-    Tensor g = bf16 && g_in.dtype() == DType::f32 ? to_bf16_keep_layout(g_in) : g_in;
-    Tensor g_scores, g_v;
-    if (next_edges[1]) {
-      // d(dropped . v)/dv = dropped^T . g; the dropped probabilities live only for this product.
-      g_v = matmul(recompute_dropped(y, keep, p, bf16).transpose(-1, -2), g);
-      if (g_v.dtype() != v_dtype) g_v = g_v.to(v_dtype);
-    }
-    if (next_edges[0]) {
-      g_scores =
-          attention_softmax_dropout_backward(matmul(g, v.transpose(-1, -2)), y, keep, scale, p);
-    }
-    return {g_scores, g_v};
-  }
+  std::vector<Tensor> backward(const Tensor& g_in) override;
 };
 
 }  // namespace
@@ -157,11 +100,69 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
     node->scale = scale;
     node->p = p;
     node->v_dtype = v.dtype();
-    node->save(y);
-    node->save(keep);
-    node->save_copy_of(v_operand, v);
+    node->probs.save(y);
+    node->keep_bits.save(keep);
+    node->values.save_copy_of(v_operand, v);
     attach_node(out, node, {scores, v});
   }
+  return out;
+}
+
+std::vector<Tensor> AttentionDropoutValuesBackward::backward(const Tensor& g_in) {
+  const Tensor y = probs.get(), keep = keep_bits.get(), v = values.get();
+  const bool bf16 = v.dtype() == DType::bf16;
+  // Both products read g: round it once when they run in bf16.
+  Tensor g = bf16 && g_in.dtype() == DType::f32 ? to_bf16_keep_layout(g_in) : g_in;
+  Tensor g_scores, g_v;
+  if (next_edges[1]) {
+    // d(dropped . v)/dv = dropped^T . g; the dropped probabilities live only for this product.
+    g_v = matmul(recompute_dropped(y, keep, p, bf16).transpose(-1, -2), g);
+    if (g_v.dtype() != v_dtype) g_v = g_v.to(v_dtype);
+  }
+  if (next_edges[0]) {
+    g_scores =
+        attention_softmax_dropout_backward(matmul(g, v.transpose(-1, -2)), y, keep, scale, p);
+  }
+  return {g_scores, g_v};
+}
+
+Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_bf16) {
+  const int64_t width = y.size(-1), rows = width ? y.numel() / width : 0;
+  const int64_t row_bytes = keep_mask_bytes(width);
+  const uint8_t* bits = keep.data<uint8_t>();
+  Tensor out = Tensor::empty(y.shape(), to_bf16 ? DType::bf16 : y.dtype());
+  dispatch_float(y.dtype(), "attention dropout recompute", [&]<typename T>() {
+    const T* yp = y.data<T>();
+    const T inv_keep = static_cast<T>(1.0 / (1.0 - p));
+    if (to_bf16) {  // only f32 is rounded for bf16 products
+      // Through a buffer in L1, as many short rows at a time as it holds (one rounding call
+      // for them all), or a long row in pieces; a piece starts on a byte of bits.
+      constexpr int64_t kBuffer = 1024;
+      parallel_for_row_groups(rows, width, kBuffer, [&](int64_t r0, int64_t r1) {
+        T dropped[kBuffer];
+        bf16* o = out.data<bf16>();
+        if (width <= kBuffer) {
+          for (int64_t r = r0; r < r1; ++r) {
+            apply_keep_bits<T>(bits + r * row_bytes, width, inv_keep, yp + r * width,
+                               dropped + (r - r0) * width);
+          }
+          kernels::round_to_bf16(dropped, (r1 - r0) * width, o + r0 * width);
+          return;
+        }
+        for (int64_t c0 = 0; c0 < width; c0 += kBuffer) {
+          const int64_t n = std::min(kBuffer, width - c0);
+          apply_keep_bits<T>(bits + r0 * row_bytes + c0 / 8, n, inv_keep, yp + r0 * width + c0,
+                             dropped);
+          kernels::round_to_bf16(dropped, n, o + r0 * width + c0);
+        }
+      });
+      return;
+    }
+    parallel_for(rows, width, [&](int64_t r) {
+      apply_keep_bits<T>(bits + r * row_bytes, width, inv_keep, yp + r * width,
+                         out.data<T>() + r * width);
+    });
+  });
   return out;
 }
 

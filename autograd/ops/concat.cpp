@@ -10,15 +10,7 @@ struct ConcatBackward : Node {
   int64_t dim;
   std::vector<int64_t> sizes;
   const char* name() const override { return "ConcatBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override {
-    std::vector<Tensor> grads;
-    int64_t start = 0;
-    for (int64_t s : sizes) {
-      grads.push_back(slice(g, dim, start, start + s));
-      start += s;
-    }
-    return grads;
-  }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 }  // namespace
@@ -52,6 +44,16 @@ Tensor concat(const std::vector<Tensor>& tensors, int64_t dim) {
     attach_node(out, node, tensors);
   }
   return out;
+}
+
+std::vector<Tensor> ConcatBackward::backward(const Tensor& g) {
+  std::vector<Tensor> grads;
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    grads.push_back(slice(g, dim, start, start + s));
+    start += s;
+  }
+  return grads;
 }
 
 std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim) {

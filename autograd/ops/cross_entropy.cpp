@@ -20,36 +20,9 @@ struct CrossEntropyBackward : Node {
   std::vector<int64_t> targets;
   int64_t ignore_index = -100, count = 0;
   double smoothing = 0.0;
+  SavedTensor logits{this}, lse{this};  // lse: each row's log-sum-exp
   const char* name() const override { return "CrossEntropyBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor logits = take_saved(0), lse = saved(1);
-    const int64_t rows = logits.size(0), classes = logits.size(1);
-    // The gradient has the logits' shape and each element reads only its own logit: when
-    // nothing else holds the logits, it is written over them (GPT-mini's are 134 MB).
-    Tensor gx = logits.sole_owner() ? logits : Tensor::empty(logits.shape(), logits.dtype());
-    const double upstream = g.item();
-    dispatch_float(logits.dtype(), "cross_entropy backward", [&]<typename T>() {
-      const T* x = logits.data<T>();
-      const T* l = lse.data<T>();
-      T* o = gx.data<T>();
-      const T scale = static_cast<T>(upstream / static_cast<double>(count));
-      const T off = static_cast<T>(smoothing / classes);
-      const T on = static_cast<T>(1.0 - smoothing);
-      parallel_for(rows, classes, [&](int64_t r) {
-        T* orow = o + r * classes;
-        if (targets[r] == ignore_index) {
-          for (int64_t c = 0; c < classes; ++c) orow[c] = 0;
-          return;
-        }
-        const T* xr = x + r * classes;
-        for (int64_t c = 0; c < classes; ++c)
-          orow[c] = scale * (fast::exp_nonpositive(xr[c] - l[r]) - off);
-        orow[targets[r]] -= scale * on;
-      });
-    });
-    if (gx.storage() == logits.storage()) gx.storage()->bump_version();
-    return {gx};
-  }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 }  // namespace
@@ -103,11 +76,41 @@ Tensor cross_entropy(const Tensor& logits_in, const Tensor& targets_in, int64_t 
     node->ignore_index = ignore_index;
     node->count = count;
     node->smoothing = label_smoothing;
-    node->save(logits);
-    node->save(lse);
+    node->logits.save(logits);
+    node->lse.save(lse);
     attach_node(out, node, {logits_in});
   }
   return out;
+}
+
+std::vector<Tensor> CrossEntropyBackward::backward(const Tensor& g) {
+  const Tensor z = logits.take(), row_lse = lse.get();
+  const int64_t rows = z.size(0), classes = z.size(1);
+  // The gradient has the logits' shape and each element reads only its own logit: when
+  // nothing else holds the logits, it is written over them (GPT-mini's are 134 MB).
+  Tensor gx = z.sole_owner() ? z : Tensor::empty(z.shape(), z.dtype());
+  const double upstream = g.item();
+  dispatch_float(z.dtype(), "cross_entropy backward", [&]<typename T>() {
+    const T* x = z.data<T>();
+    const T* l = row_lse.data<T>();
+    T* o = gx.data<T>();
+    const T scale = static_cast<T>(upstream / static_cast<double>(count));
+    const T off = static_cast<T>(smoothing / classes);
+    const T on = static_cast<T>(1.0 - smoothing);
+    parallel_for(rows, classes, [&](int64_t r) {
+      T* orow = o + r * classes;
+      if (targets[r] == ignore_index) {
+        for (int64_t c = 0; c < classes; ++c) orow[c] = 0;
+        return;
+      }
+      const T* xr = x + r * classes;
+      for (int64_t c = 0; c < classes; ++c)
+        orow[c] = scale * (fast::exp_nonpositive(xr[c] - l[r]) - off);
+      orow[targets[r]] -= scale * on;
+    });
+  });
+  if (gx.storage() == z.storage()) gx.storage()->bump_version();
+  return {gx};
 }
 
 }  // namespace heed

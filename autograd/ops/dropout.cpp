@@ -37,25 +37,9 @@ Tensor apply_new_mask(const Tensor& x_in, double p, uint64_t seed, uint64_t offs
 
 struct DropoutBackward : Node {
   double p;
+  SavedTensor keep{this};  // the kept elements, a bit each
   const char* name() const override { return "DropoutBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor keep = saved(0);
-    Tensor gx = reusable_gradient(g_in, g_in.shape());
-    Tensor g = g_in.contiguous();
-    const int64_t n = g.numel();
-    const uint8_t* k = keep.data<uint8_t>();
-    dispatch_float(g.dtype(), "dropout backward", [&]<typename T>() {
-      const T* gp = g.data<T>();
-      T* o = gx.data<T>();
-      const T scale = static_cast<T>(1.0 / (1.0 - p));
-      constexpr int64_t kChunk = 16384;  // a multiple of 8: each chunk starts on a mask byte
-      parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
-        const int64_t i0 = c * kChunk;
-        apply_keep_bits<T>(k + i0 / 8, std::min(kChunk, n - i0), scale, gp + i0, o + i0);
-      });
-    });
-    return {gx};
-  }
+  std::vector<Tensor> backward(const Tensor& g_in) override;
 };
 
 }  // namespace
@@ -72,10 +56,29 @@ Tensor dropout(const Tensor& a, double p, bool training, Generator& generator) {
   if (needs_grad({&a})) {
     auto node = std::make_shared<DropoutBackward>();
     node->p = p;
-    node->save(keep);
+    node->keep.save(keep);
     attach_node(out, node, {a});
   }
   return out;
+}
+
+std::vector<Tensor> DropoutBackward::backward(const Tensor& g_in) {
+  const Tensor keep_bits = keep.get();
+  Tensor gx = reusable_gradient(g_in, g_in.shape());
+  Tensor g = g_in.contiguous();
+  const int64_t n = g.numel();
+  const uint8_t* k = keep_bits.data<uint8_t>();
+  dispatch_float(g.dtype(), "dropout backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    T* o = gx.data<T>();
+    const T scale = static_cast<T>(1.0 / (1.0 - p));
+    constexpr int64_t kChunk = 16384;  // a multiple of 8: each chunk starts on a mask byte
+    parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
+      const int64_t i0 = c * kChunk;
+      apply_keep_bits<T>(k + i0 / 8, std::min(kChunk, n - i0), scale, gp + i0, o + i0);
+    });
+  });
+  return {gx};
 }
 
 }  // namespace heed

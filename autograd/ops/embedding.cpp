@@ -22,29 +22,7 @@ struct EmbeddingBackward : Node {
   int64_t vocab = 0, width = 0, padding_idx = -1;
   DType dtype = DType::f32;
   const char* name() const override { return "EmbeddingBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor g = g_in.contiguous();
-    Tensor gw = zeros({vocab, width}, dtype);
-    dispatch_float(dtype, "embedding backward", [&]<typename T>() {
-      const T* gp = g.data<T>();
-      T* w = gw.data<T>();
-      const int64_t n = static_cast<int64_t>(ids.size());
-      // Each thread owns the rows whose id falls in its residue class: no two threads ever
-      // add into the same row, so there is no race and no atomics.
-#pragma omp parallel if (n * width > kParallelGrain)
-      {
-        const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t id = ids[i];
-          if (id == padding_idx || id % threads != me) continue;
-          T* row = w + id * width;
-          const T* src = gp + i * width;
-          for (int64_t c = 0; c < width; ++c) row[c] += src[c];
-        }
-      }
-    });
-    return {gw};
-  }
+  std::vector<Tensor> backward(const Tensor& g_in) override;
 };
 
 }  // namespace
@@ -80,6 +58,30 @@ Tensor embedding(const Tensor& weight, const Tensor& ids, int64_t padding_idx) {
     attach_node(out, node, {weight});
   }
   return out;
+}
+
+std::vector<Tensor> EmbeddingBackward::backward(const Tensor& g_in) {
+  Tensor g = g_in.contiguous();
+  Tensor gw = zeros({vocab, width}, dtype);
+  dispatch_float(dtype, "embedding backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    T* w = gw.data<T>();
+    const int64_t n = static_cast<int64_t>(ids.size());
+    // Each thread owns the rows whose id falls in its residue class: no two threads ever
+    // add into the same row, so there is no race and no atomics.
+#pragma omp parallel if (n * width > kParallelGrain)
+    {
+      const int64_t threads = omp_get_num_threads(), me = omp_get_thread_num();
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t id = ids[i];
+        if (id == padding_idx || id % threads != me) continue;
+        T* row = w + id * width;
+        const T* src = gp + i * width;
+        for (int64_t c = 0; c < width; ++c) row[c] += src[c];
+      }
+    }
+  });
+  return {gw};
 }
 
 }  // namespace heed

@@ -1,13 +1,12 @@
-// LayerNorm over the last dim, a row at a time (kernels/layer_norm_rows.h): mean and rstd per
-// row, saved for backward, and the normalised, scaled and shifted output.
+// LayerNorm over the last dim, a row at a time (kernels/layer_norm_rows.h, through
+// kernels/row_kernels.h): mean and rstd per row, saved for backward, and the normalised,
+// scaled and shifted output.
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "autograd/kernels/dispatch.h"
-#include "autograd/kernels/layer_norm_rows.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/kernels/wide_loops.h"
+#include "autograd/kernels/row_kernels.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
@@ -22,51 +21,9 @@ constexpr int64_t kParameterSumBlocks = 16;
 
 struct LayerNormBackward : Node {
   int64_t rows = 0, width = 0;
+  SavedTensor input{this}, weight{this}, stats{this};  // stats: [rows, 2], mean and rstd
   const char* name() const override { return "LayerNormBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor x = saved(0), w = saved(1), stats = saved(2);
-    // The input gradient over the incoming one where nothing else holds it.
-    Tensor gx = reusable_gradient(g_in, x.shape());
-    Tensor g = g_in.contiguous();
-    Tensor gw = Tensor::empty({width}, x.dtype()), gb = Tensor::empty({width}, x.dtype());
-    const int64_t blocks = std::max<int64_t>(std::min(rows, kParameterSumBlocks), 1);
-    // Each block's sums of the weight and bias gradients, [blocks, 2, width], added last.
-    std::vector<double> partial(static_cast<size_t>(blocks * 2 * width));
-    dispatch_float(x.dtype(), "layer_norm backward", [&]<typename T>() {
-      const T* xp = x.data<T>();
-      const T* wp = w.data<T>();
-      const T* st = stats.data<T>();  // [rows, 2]: mean, rstd
-      const T* gp = g.data<T>();
-      T* gxp = gx.data<T>();
-      parallel_for(blocks, rows / blocks * width, [&](int64_t b) {
-        double* sum_w = partial.data() + b * 2 * width;
-        double* sum_b = sum_w + width;
-        std::fill(sum_w, sum_w + 2 * width, 0.0);
-        for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
-          const int64_t at = r * width;
-          if constexpr (std::is_same_v<T, float>) {
-            wide::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r], st[2 * r + 1],
-                                          gxp + at, sum_w, sum_b);
-          } else {
-            heed::rows::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r],
-                                                st[2 * r + 1], gxp + at, sum_w, sum_b);
-          }
-        }
-      });
-      T* gwp = gw.data<T>();
-      T* gbp = gb.data<T>();
-      for (int64_t c = 0; c < width; ++c) {
-        double total_w = 0.0, total_b = 0.0;
-        for (int64_t b = 0; b < blocks; ++b) {
-          total_w += partial[b * 2 * width + c];
-          total_b += partial[b * 2 * width + width + c];
-        }
-        gwp[c] = static_cast<T>(total_w);
-        gbp[c] = static_cast<T>(total_b);
-      }
-    });
-    return {gx, gw, gb};
-  }
+  std::vector<Tensor> backward(const Tensor& g_in) override;
 };
 
 }  // namespace
@@ -93,25 +50,60 @@ Tensor layer_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias, 
     T* st = stats.data<T>();
     parallel_for(rows, width, [&](int64_t r) {
       const int64_t at = r * width;
-      if constexpr (std::is_same_v<T, float>) {
-        wide::layer_norm_row(xp + at, wp, bp, width, static_cast<float>(eps), o + at, &st[2 * r],
-                             &st[2 * r + 1]);
-      } else {
-        heed::rows::layer_norm_row(xp + at, wp, bp, width, static_cast<T>(eps), o + at, &st[2 * r],
-                                   &st[2 * r + 1]);
-      }
+      kernels::layer_norm_row(xp + at, wp, bp, width, static_cast<T>(eps), o + at, &st[2 * r],
+                              &st[2 * r + 1]);
     });
   });
   if (needs_grad({&x_in, &weight, &bias})) {
     auto node = std::make_shared<LayerNormBackward>();
     node->rows = rows;
     node->width = width;
-    node->save(x);
-    node->save(w);
-    node->save(stats);
+    node->input.save(x);
+    node->weight.save(w);
+    node->stats.save(stats);
     attach_node(out, node, {x_in, weight, bias});
   }
   return out;
+}
+
+std::vector<Tensor> LayerNormBackward::backward(const Tensor& g_in) {
+  const Tensor x = input.get(), w = weight.get(), st_saved = stats.get();
+  // The input gradient over the incoming one where nothing else holds it.
+  Tensor gx = reusable_gradient(g_in, x.shape());
+  Tensor g = g_in.contiguous();
+  Tensor gw = Tensor::empty({width}, x.dtype()), gb = Tensor::empty({width}, x.dtype());
+  const int64_t blocks = std::max<int64_t>(std::min(rows, kParameterSumBlocks), 1);
+  // Each block's sums of the weight and bias gradients, [blocks, 2, width], added last.
+  std::vector<double> partial(static_cast<size_t>(blocks * 2 * width));
+  dispatch_float(x.dtype(), "layer_norm backward", [&]<typename T>() {
+    const T* xp = x.data<T>();
+    const T* wp = w.data<T>();
+    const T* st = st_saved.data<T>();  // [rows, 2]: mean, rstd
+    const T* gp = g.data<T>();
+    T* gxp = gx.data<T>();
+    parallel_for(blocks, rows / blocks * width, [&](int64_t b) {
+      double* sum_w = partial.data() + b * 2 * width;
+      double* sum_b = sum_w + width;
+      std::fill(sum_w, sum_w + 2 * width, 0.0);
+      for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
+        const int64_t at = r * width;
+        kernels::layer_norm_backward_row(xp + at, gp + at, wp, width, st[2 * r], st[2 * r + 1],
+                                         gxp + at, sum_w, sum_b);
+      }
+    });
+    T* gwp = gw.data<T>();
+    T* gbp = gb.data<T>();
+    for (int64_t c = 0; c < width; ++c) {
+      double total_w = 0.0, total_b = 0.0;
+      for (int64_t b = 0; b < blocks; ++b) {
+        total_w += partial[b * 2 * width + c];
+        total_b += partial[b * 2 * width + width + c];
+      }
+      gwp[c] = static_cast<T>(total_w);
+      gbp[c] = static_cast<T>(total_b);
+    }
+  });
+  return {gx, gw, gb};
 }
 
 }  // namespace heed

@@ -2,12 +2,9 @@
 // gradient's pass over the gradient (and, with bf16 products, rounds the result in it too),
 // so that the f32 gradient of the pre-activation is never written and read back. The input
 // projection of every Transformer feed-forward block is this.
-#include <type_traits>
-
 #include "autograd/grad_mode.h"
-#include "autograd/kernels/gelu.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/kernels/wide_loops.h"
+#include "autograd/kernels/row_kernels.h"
 #include "autograd/node.h"
 #include "autograd/ops.h"
 #include "autograd/ops/elementwise.h"
@@ -18,77 +15,15 @@
 namespace heed {
 namespace {
 
-// row[c] = g[c] * gelu'(h[c]) for one row; h is T or its bf16 rounding (read as f32), as the
-// gelu op's backward reads it.
-template <GeluApproximation A, typename T, typename H>
-void gelu_gradient_row(const T* g, const H* h, int64_t cols, T* row) {
-  if constexpr (std::is_same_v<T, float>) {
-    wide::gelu_gradient(A == GeluApproximation::tanh, g, h, cols, row);
-    return;
-  }
-  for (int64_t c = 0; c < cols; ++c) {
-    T x;
-    if constexpr (std::is_same_v<H, bf16>) {
-      x = static_cast<float>(h[c]);
-    } else {
-      x = h[c];
-    }
-    row[c] = g[c] * (A == GeluApproximation::tanh ? gelu_tanh_grad(x) : gelu_erf_grad(x));
-  }
-}
-
 struct LinearGeluBackward : Node {
   Shape x_shape;
   WeightLayout layout = WeightLayout::out_in;
   GeluApproximation approximation = GeluApproximation::none;
+  // The product's input as it read it ([rows, in], bf16 with bf16 products), and the
+  // pre-activation (bf16 with bf16 products).
+  SavedTensor input{this}, weight{this}, pre_activation{this};
   const char* name() const override { return "LinearGeluBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor x2 = saved(0), w = saved(1), h = take_saved(2);
-    const int64_t cols = h.size(-1), rows = cols ? h.numel() / cols : 0;
-    // The gradient before GELU: over the incoming one where possible; with bf16 products only
-    // its bf16 rounding is written (all the products read), never the f32 values, over the
-    // saved bf16 pre-activation when nothing else holds it (row r of h is read before row r
-    // of the gradient is written).
-    const bool bf16_products = x2.dtype() == DType::bf16 && g_in.dtype() == DType::f32;
-    Tensor pre;
-    if (bf16_products) {
-      pre = h.dtype() == DType::bf16 && h.sole_owner() && h.is_contiguous()
-                ? h.reshape({rows, cols})
-                : Tensor::empty({rows, cols}, DType::bf16);
-    } else {
-      pre = reusable_gradient(g_in, g_in.shape()).reshape({rows, cols});
-    }
-    Tensor g = g_in.contiguous();  // row r is read before `pre`'s row r is written over it
-    Tensor gb;
-    dispatch_float(g.dtype(), "linear_gelu backward", [&]<typename T>() {
-      const T* gp = g.data<T>();
-      const auto sum_rows = [&]<typename H>(const H* hp) {
-        const auto row_of = [&](int64_t r, T* scratch) {
-          T* row = bf16_products ? scratch : pre.data<T>() + r * cols;
-          if (approximation == GeluApproximation::tanh) {
-            gelu_gradient_row<GeluApproximation::tanh>(gp + r * cols, hp + r * cols, cols, row);
-          } else {
-            gelu_gradient_row<GeluApproximation::none>(gp + r * cols, hp + r * cols, cols, row);
-          }
-          return static_cast<const T*>(row);
-        };
-        gb = sum_gradient_rows<T>(rows, cols, row_of, [&](int64_t r, const T* row) {
-          if constexpr (std::is_same_v<T, float>) {
-            if (bf16_products) write_rounded_row(pre, r, row);
-          }
-        });
-      };
-      if (h.dtype() == DType::bf16) {
-        if constexpr (std::is_same_v<T, float>) sum_rows(h.data<bf16>());
-      } else {
-        sum_rows(h.data<T>());
-      }
-    });
-    Tensor gx, gw;
-    linear_gradient_products(pre, x2, w, layout, x_shape, next_edges[0] ? &gx : nullptr,
-                             next_edges[1] ? &gw : nullptr);
-    return {gx, gw, gb};
-  }
+  std::vector<Tensor> backward(const Tensor& g_in) override;
 };
 
 }  // namespace
@@ -117,19 +52,11 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
     constexpr int64_t kChunk = 16384;
     parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
       const int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
-      if constexpr (std::is_same_v<T, float>) {
-        wide::gelu(approximation == GeluApproximation::tanh, hp + begin, end - begin, o + begin);
-      } else if (approximation == GeluApproximation::tanh) {
-        for (int64_t i = begin; i < end; ++i) o[i] = gelu_tanh(hp[i]);
-      } else {
-        for (int64_t i = begin; i < end; ++i) o[i] = gelu_erf(hp[i]);
-      }
-      if constexpr (std::is_same_v<T, float>) {
-        if (keep_bf16) {
-          wide::round_to_bf16(hp + begin, end - begin, h_saved.data<bf16>() + begin);
-          wide::round_to_bf16(o + begin, end - begin,
-                              static_cast<bf16*>(out_rounded->data()) + begin);
-        }
+      kernels::gelu(approximation == GeluApproximation::tanh, hp + begin, end - begin, o + begin);
+      if (keep_bf16) {  // only with f32 and bf16 products
+        kernels::round_to_bf16(hp + begin, end - begin, h_saved.data<bf16>() + begin);
+        kernels::round_to_bf16(o + begin, end - begin,
+                               static_cast<bf16*>(out_rounded->data()) + begin);
       }
     });
   });
@@ -139,12 +66,57 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
     node->x_shape = x.shape();
     node->layout = layout;
     node->approximation = approximation;
-    node->save_copy_of(x2, x);
-    node->save(weight);
-    node->save(h_saved);
+    node->input.save_copy_of(x2, x);
+    node->weight.save(weight);
+    node->pre_activation.save(h_saved);
     attach_node(out, node, inputs);
   }
   return out;
+}
+
+std::vector<Tensor> LinearGeluBackward::backward(const Tensor& g_in) {
+  const Tensor x2 = input.get(), w = weight.get();
+  Tensor h = pre_activation.take();
+  const int64_t cols = h.size(-1), rows = cols ? h.numel() / cols : 0;
+  // The gradient before GELU: over the incoming one where possible; with bf16 products only
+  // its bf16 rounding is written (all the products read), never the f32 values, over the
+  // saved bf16 pre-activation when nothing else holds it (row r of h is read before row r
+  // of the gradient is written).
+  const bool bf16_products = x2.dtype() == DType::bf16 && g_in.dtype() == DType::f32;
+  Tensor pre;
+  if (bf16_products) {
+    pre = h.dtype() == DType::bf16 && h.sole_owner() && h.is_contiguous()
+              ? h.reshape({rows, cols})
+              : Tensor::empty({rows, cols}, DType::bf16);
+  } else {
+    pre = reusable_gradient(g_in, g_in.shape()).reshape({rows, cols});
+  }
+  Tensor g = g_in.contiguous();  // row r is read before `pre`'s row r is written over it
+  Tensor gb;
+  const bool tanh = approximation == GeluApproximation::tanh;
+  dispatch_float(g.dtype(), "linear_gelu backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    const auto sum_rows = [&]<typename H>(const H* hp) {
+      const auto row_of = [&](int64_t r, T* scratch) {
+        T* row = bf16_products ? scratch : pre.data<T>() + r * cols;
+        kernels::gelu_gradient(tanh, gp + r * cols, hp + r * cols, cols, row);
+        return static_cast<const T*>(row);
+      };
+      gb = sum_gradient_rows<T>(rows, cols, row_of, [&](int64_t r, const T* row) {
+        if (bf16_products) write_rounded_row(pre, r, row);
+      });
+    };
+    // h is bf16 only with f32 and bf16 products.
+    if (h.dtype() == DType::bf16) {
+      sum_rows(h.data<bf16>());
+    } else {
+      sum_rows(h.data<T>());
+    }
+  });
+  Tensor gx, gw;
+  linear_gradient_products(pre, x2, w, layout, x_shape, next_edges[0] ? &gx : nullptr,
+                           next_edges[1] ? &gw : nullptr);
+  return {gx, gw, gb};
 }
 
 }  // namespace heed

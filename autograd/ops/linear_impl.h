@@ -3,12 +3,11 @@
 // gradient products. No autograd.
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "autograd/kernels/dispatch.h"
 #include "autograd/kernels/onednn_matmul.h"
 #include "autograd/kernels/parallel.h"
-#include "autograd/kernels/wide_loops.h"
+#include "autograd/kernels/row_kernels.h"
 #include "autograd/ops.h"
 
 namespace heed {
@@ -48,11 +47,7 @@ Tensor sum_gradient_rows(int64_t rows, int64_t cols, RowOf row_of, AfterRow afte
     T* block_scratch = scratch.data<T>() + b * cols;
     for (int64_t r = rows * b / blocks; r < rows * (b + 1) / blocks; ++r) {
       const T* row = row_of(r, block_scratch);
-      if constexpr (std::is_same_v<T, float>) {
-        wide::add_to_sums(row, cols, acc);
-      } else {
-        for (int64_t c = 0; c < cols; ++c) acc[c] += row[c];
-      }
+      kernels::add_to_sums(row, cols, acc);
       after_row(r, row);
     }
   });
@@ -65,10 +60,11 @@ Tensor sum_gradient_rows(int64_t rows, int64_t cols, RowOf row_of, AfterRow afte
   return out;
 }
 
-// Writes row r of a bf16 [rows, cols] tensor from f32 `row`.
-inline void write_rounded_row(const Tensor& rounded, int64_t r, const float* row) {
+// Writes row r of a bf16 [rows, cols] tensor from `row` (f32: only f32 runs bf16 products).
+template <typename T>
+void write_rounded_row(const Tensor& rounded, int64_t r, const T* row) {
   const int64_t cols = rounded.size(1);
-  wide::round_to_bf16(row, cols, rounded.data<bf16>() + r * cols);
+  kernels::round_to_bf16(row, cols, rounded.data<bf16>() + r * cols);
 }
 
 }  // namespace heed

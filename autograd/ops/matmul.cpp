@@ -97,37 +97,9 @@ Tensor product_laid_out_like(const Tensor& a, const Tensor& b, const Tensor& lik
 
 struct MatmulBackward : Node {
   DType a_dtype, b_dtype;  // of the operands as given (saved may be their bf16 copies)
+  SavedTensor a_operand{this}, b_operand{this};  // the operands as the product read them
   const char* name() const override { return "MatmulBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor a = saved(0), b = saved(1);
-    // Products with a bf16 operand run in bf16: round the gradient once for both of them.
-    Tensor g = g_in;
-    if (g.dtype() == DType::f32 && (a.dtype() == DType::bf16 || b.dtype() == DType::bf16)) {
-      g = to_bf16_keep_layout(g);
-    }
-    // Each gradient is laid out as its operand was: attention's query, key and value
-    // gradients then reach their projections as [B, T, C] without a copy.
-    Tensor ga, gb;
-    if (next_edges[0]) ga = sum_to(product_laid_out_like(g, b.transpose(-1, -2), a), a.shape());
-    if (next_edges[1]) {
-      if (b.dim() == 2 && a.dim() > 2 && a.is_contiguous() && g.is_contiguous()) {
-        // b was shared by every batch: fold the batch into the rows, one product.
-        Tensor a2 = a.reshape({-1, a.size(-1)});
-        Tensor g2 = g.reshape({-1, g.size(-1)});
-        gb = matmul(a2.transpose(0, 1), g2);
-      } else if (b.dim() > 2 && memory_order(b).back() == b.dim() - 2) {
-        // b is a transposed view (attention's k^T): its gradient is (g^T . a)^T, written in
-        // the memory order of the tensor b transposes.
-        const Tensor bt = b.transpose(-1, -2);
-        gb = sum_to(product_laid_out_like(g.transpose(-1, -2), a, bt).transpose(-1, -2), b.shape());
-      } else {
-        gb = sum_to(product_laid_out_like(a.transpose(-1, -2), g, b), b.shape());
-      }
-    }
-    if (ga.defined() && ga.dtype() != a_dtype) ga = ga.to(a_dtype);
-    if (gb.defined() && gb.dtype() != b_dtype) gb = gb.to(b_dtype);
-    return {ga, gb};
-  }
+  std::vector<Tensor> backward(const Tensor& g_in) override;
 };
 
 }  // namespace
@@ -218,11 +190,42 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     auto node = std::make_shared<MatmulBackward>();
     node->a_dtype = a.dtype();
     node->b_dtype = b.dtype();
-    node->save_copy_of(a_operand, a);
-    node->save_copy_of(b_operand, b);
+    node->a_operand.save_copy_of(a_operand, a);
+    node->b_operand.save_copy_of(b_operand, b);
     attach_node(out, node, {a, b});
   }
   return out;
+}
+
+std::vector<Tensor> MatmulBackward::backward(const Tensor& g_in) {
+  const Tensor a = a_operand.get(), b = b_operand.get();
+  // Products with a bf16 operand run in bf16: round the gradient once for both of them.
+  Tensor g = g_in;
+  if (g.dtype() == DType::f32 && (a.dtype() == DType::bf16 || b.dtype() == DType::bf16)) {
+    g = to_bf16_keep_layout(g);
+  }
+  // Each gradient is laid out as its operand was: attention's query, key and value
+  // gradients then reach their projections as [B, T, C] without a copy.
+  Tensor ga, gb;
+  if (next_edges[0]) ga = sum_to(product_laid_out_like(g, b.transpose(-1, -2), a), a.shape());
+  if (next_edges[1]) {
+    if (b.dim() == 2 && a.dim() > 2 && a.is_contiguous() && g.is_contiguous()) {
+      // b was shared by every batch: fold the batch into the rows, one product.
+      Tensor a2 = a.reshape({-1, a.size(-1)});
+      Tensor g2 = g.reshape({-1, g.size(-1)});
+      gb = matmul(a2.transpose(0, 1), g2);
+    } else if (b.dim() > 2 && memory_order(b).back() == b.dim() - 2) {
+      // b is a transposed view (attention's k^T): its gradient is (g^T . a)^T, written in
+      // the memory order of the tensor b transposes.
+      const Tensor bt = b.transpose(-1, -2);
+      gb = sum_to(product_laid_out_like(g.transpose(-1, -2), a, bt).transpose(-1, -2), b.shape());
+    } else {
+      gb = sum_to(product_laid_out_like(a.transpose(-1, -2), g, b), b.shape());
+    }
+  }
+  if (ga.defined() && ga.dtype() != a_dtype) ga = ga.to(a_dtype);
+  if (gb.defined() && gb.dtype() != b_dtype) gb = gb.to(b_dtype);
+  return {ga, gb};
 }
 
 }  // namespace heed

@@ -14,10 +14,7 @@ struct SumBackward : Node {
   Shape input_shape, keepdim_shape;
   double scale = 1.0;  // 1/count for mean
   const char* name() const override { return scale == 1.0 ? "SumBackward" : "MeanBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor e = expand(reshape(g, keepdim_shape), input_shape);
-    return {scale == 1.0 ? contiguous(e) : mul(e, scale)};
-  }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 // True when `reduce` flags exactly the first one or more dims of a contiguous `a` and not all
@@ -147,6 +144,11 @@ Tensor mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
   }
   HEED_CHECK(count > 0, "mean: no elements to average in shape {}", a.shape_str());
   return sum_impl(a, mask, keepdim, 1.0 / count);
+}
+
+std::vector<Tensor> SumBackward::backward(const Tensor& g) {
+  Tensor e = expand(reshape(g, keepdim_shape), input_shape);
+  return {scale == 1.0 ? contiguous(e) : mul(e, scale)};
 }
 
 Tensor sum_to(const Tensor& a, const Shape& shape) {

@@ -38,36 +38,12 @@ Tensor scores_of(const Tensor& a, const Tensor& b, DType dtype) {
 struct SelfAttentionQkvBackward : Node {
   int64_t heads = 1;
   double scale = 1.0, p = 0.0;
-  DType qkv_dtype = DType::f32;  // of qkv as given (saved(0) may be its bf16 copy)
+  DType qkv_dtype = DType::f32;  // of qkv as given (`projection` may be its bf16 copy)
+  // The projection as the products read it, the undropped probabilities, and with dropout
+  // the keep bits.
+  SavedTensor projection{this}, probs{this}, keep_bits{this};
   const char* name() const override { return "SelfAttentionQkvBackward"; }
-  std::vector<Tensor> backward(const Tensor& g_in) override {
-    Tensor qkv = saved(0), y = saved(1), keep = p > 0.0 ? saved(2) : Tensor();
-    const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3;
-    const bool bf16 = qkv.dtype() == DType::bf16;
-    // Every product reads g: round it once when they run in bf16.
-    Tensor g = g_in.contiguous();
-    if (bf16 && g.dtype() == DType::f32) g = to_bf16_keep_layout(g);
-    const Tensor g_heads = heads_of(g, 0, C, heads);
-    Tensor grad = Tensor::empty({B, T, 3 * C}, qkv_dtype);
-    if (grad.numel() == 0) return {grad};
-    {
-      // d(dropped . v)/dv = dropped^T . g; the dropped probabilities live only for this product.
-      Tensor dropped = p > 0.0 ? recompute_dropped(y, keep, p, bf16) : y;
-      matmul_into(dropped.transpose(-1, -2), g_heads, Tensor(), heads_of(grad, 2, C, heads));
-    }
-    // The probabilities' gradient g . v^T, turned into the scores' in its own memory.
-    const Tensor v = heads_of(qkv, 2, C, heads);
-    Tensor g_scores = p > 0.0
-                          ? attention_softmax_dropout_backward(scores_of(g_heads, v, y.dtype()), y,
-                                                               keep, scale, p)
-                          : attention_softmax_backward(scores_of(g_heads, v, y.dtype()), y, scale);
-    if (bf16) g_scores = to_bf16_keep_layout(g_scores);
-    // scores = q . k^T: dq = g_scores . k, dk = g_scores^T . q.
-    matmul_into(g_scores, heads_of(qkv, 1, C, heads), Tensor(), heads_of(grad, 0, C, heads));
-    matmul_into(g_scores.transpose(-1, -2), heads_of(qkv, 0, C, heads), Tensor(),
-                heads_of(grad, 1, C, heads));
-    return {grad};
-  }
+  std::vector<Tensor> backward(const Tensor& g_in) override;
 };
 
 }  // namespace
@@ -120,12 +96,42 @@ Tensor self_attention_qkv(const Tensor& qkv_in, int64_t heads, const Tensor& mas
     node->scale = scale;
     node->p = p;
     node->qkv_dtype = qkv_in.dtype();
-    node->save_copy_of(qkv, qkv_in);
-    node->save(y);
-    if (p > 0.0) node->save(keep);
+    node->projection.save_copy_of(qkv, qkv_in);
+    node->probs.save(y);
+    if (p > 0.0) node->keep_bits.save(keep);
     attach_node(out, node, {qkv_in});
   }
   return out;
+}
+
+std::vector<Tensor> SelfAttentionQkvBackward::backward(const Tensor& g_in) {
+  const Tensor qkv = projection.get(), y = probs.get();
+  const Tensor keep = p > 0.0 ? keep_bits.get() : Tensor();
+  const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3;
+  const bool bf16 = qkv.dtype() == DType::bf16;
+  // Every product reads g: round it once when they run in bf16.
+  Tensor g = g_in.contiguous();
+  if (bf16 && g.dtype() == DType::f32) g = to_bf16_keep_layout(g);
+  const Tensor g_heads = heads_of(g, 0, C, heads);
+  Tensor grad = Tensor::empty({B, T, 3 * C}, qkv_dtype);
+  if (grad.numel() == 0) return {grad};
+  {
+    // d(dropped . v)/dv = dropped^T . g; the dropped probabilities live only for this product.
+    Tensor dropped = p > 0.0 ? recompute_dropped(y, keep, p, bf16) : y;
+    matmul_into(dropped.transpose(-1, -2), g_heads, Tensor(), heads_of(grad, 2, C, heads));
+  }
+  // The probabilities' gradient g . v^T, turned into the scores' in its own memory.
+  const Tensor v = heads_of(qkv, 2, C, heads);
+  Tensor g_scores =
+      p > 0.0
+          ? attention_softmax_dropout_backward(scores_of(g_heads, v, y.dtype()), y, keep, scale, p)
+          : attention_softmax_backward(scores_of(g_heads, v, y.dtype()), y, scale);
+  if (bf16) g_scores = to_bf16_keep_layout(g_scores);
+  // scores = q . k^T: dq = g_scores . k, dk = g_scores^T . q.
+  matmul_into(g_scores, heads_of(qkv, 1, C, heads), Tensor(), heads_of(grad, 0, C, heads));
+  matmul_into(g_scores.transpose(-1, -2), heads_of(qkv, 0, C, heads), Tensor(),
+              heads_of(grad, 1, C, heads));
+  return {grad};
 }
 
 }  // namespace heed

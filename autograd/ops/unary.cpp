@@ -14,23 +14,6 @@
 namespace heed {
 namespace {
 
-// g * f'(x) for an f32 gradient and x saved as its bf16 rounding (contiguous), computed in
-// f32, into `out`.
-template <typename Derivative>
-void derivative_times_gradient_from_bf16(const Tensor& g_in, const Tensor& x, Derivative d,
-                                         Tensor& out) {
-  Tensor g = g_in.contiguous();
-  const float* gp = g.data<float>();
-  const bf16* xp = x.data<bf16>();
-  float* o = out.data<float>();
-  const int64_t n = x.numel();
-  constexpr int64_t kChunk = 16384;
-  parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
-    const int64_t end = std::min(n, (c + 1) * kChunk);
-    for (int64_t i = c * kChunk; i < end; ++i) o[i] = d(gp[i], static_cast<float>(xp[i]));
-  });
-}
-
 // A node whose backward is g * f'(saved), with f' given as a function of one saved tensor
 // (the input or the output, whichever is cheaper; the input may be saved as its bf16
 // rounding, see pointwise_keeping_bf16_input).
@@ -38,15 +21,10 @@ template <typename Derivative>
 struct PointwiseBackward : Node {
   const char* op_name;
   Derivative derivative;
+  SavedTensor operand{this};  // f's input or output, as f' takes it
   PointwiseBackward(const char* n, Derivative d) : op_name(n), derivative(d) {}
   const char* name() const override { return op_name; }
-  std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor x = saved(0);
-    Tensor into = reusable_gradient(g, x.shape());
-    if (x.dtype() != DType::bf16) return {map2(g, x, op_name, derivative, into)};
-    derivative_times_gradient_from_bf16(g, x, derivative, into);
-    return {into};
-  }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 // f over a contiguous f32 input whose backward needs the input (GELU's does), when the
@@ -70,7 +48,7 @@ Tensor pointwise_keeping_bf16_input(const Tensor& a, const char* backward_name, 
     wide::round_to_bf16(x + begin, end - begin, r + begin);
   });
   auto node = std::make_shared<PointwiseBackward<Derivative>>(backward_name, d);
-  node->save_copy_of(rounded, a);
+  node->operand.save_copy_of(rounded, a);
   attach_node(out, node, {a});
   return out;
 }
@@ -81,7 +59,7 @@ Tensor pointwise(const Tensor& a, const char* op, const char* backward_name, For
   Tensor out = map1(a, op, f);
   if (needs_grad({&a})) {
     auto node = std::make_shared<PointwiseBackward<Derivative>>(backward_name, d);
-    node->save(derivative_of_output ? out : a);
+    node->operand.save(derivative_of_output ? out : a);
     attach_node(out, node, {a});
   }
   return out;
@@ -156,6 +134,36 @@ Tensor gelu(const Tensor& a, GeluApproximation approximation) {
   return apply(
       "GeluBackward", []<typename T>(T x) { return gelu_erf(x); },
       []<typename T>(T g, T x) __attribute__((always_inline)) { return g * gelu_erf_grad(x); });
+}
+
+namespace {
+
+// g * f'(x) for an f32 gradient and x saved as its bf16 rounding (contiguous), computed in
+// f32, into `out`.
+template <typename Derivative>
+void derivative_times_gradient_from_bf16(const Tensor& g_in, const Tensor& x, Derivative d,
+                                         Tensor& out) {
+  Tensor g = g_in.contiguous();
+  const float* gp = g.data<float>();
+  const bf16* xp = x.data<bf16>();
+  float* o = out.data<float>();
+  const int64_t n = x.numel();
+  constexpr int64_t kChunk = 16384;
+  parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c) {
+    const int64_t end = std::min(n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end; ++i) o[i] = d(gp[i], static_cast<float>(xp[i]));
+  });
+}
+
+}  // namespace
+
+template <typename Derivative>
+std::vector<Tensor> PointwiseBackward<Derivative>::backward(const Tensor& g) {
+  const Tensor x = operand.get();
+  Tensor into = reusable_gradient(g, x.shape());
+  if (x.dtype() != DType::bf16) return {map2(g, x, op_name, derivative, into)};
+  derivative_times_gradient_from_bf16(g, x, derivative, into);
+  return {into};
 }
 
 }  // namespace heed

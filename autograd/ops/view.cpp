@@ -17,7 +17,7 @@ Tensor make_view(const Tensor& a, Shape shape, Shape strides, int64_t offset) {
 struct ReshapeBackward : Node {
   Shape input_shape;
   const char* name() const override { return "ReshapeBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override { return {reshape(g, input_shape)}; }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 // Records that `out` is `input` seen with another shape (reshape, squeeze, unsqueeze).
@@ -33,7 +33,7 @@ Tensor attach_reshape(const Tensor& input, Tensor out, const Shape& input_shape)
 struct PermuteBackward : Node {
   Shape inverse;
   const char* name() const override { return "PermuteBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override { return {permute(g, inverse)}; }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 // Gradient of a strided sub-view (slice, select): zeros of the input's shape with the
@@ -45,28 +45,14 @@ struct SubviewBackward : Node {
   int64_t view_offset = 0;
   explicit SubviewBackward(const char* n) : op_name(n) {}
   const char* name() const override { return op_name; }
-  std::vector<Tensor> backward(const Tensor& g) override {
-    Tensor grad = zeros(input_shape, g.dtype());
-    Tensor::from_storage(grad.storage(), view_shape, view_strides, view_offset, g.dtype()).copy_(g);
-    return {grad};
-  }
-  bool accumulate_backward(const Tensor& g, Tensor& pending) override {
-    const bool floating = g.dtype() == DType::f32 || g.dtype() == DType::f64;
-    if (!floating || pending.shape() != input_shape || pending.dtype() != g.dtype() ||
-        !pending.is_contiguous()) {
-      return false;
-    }
-    Tensor::from_storage(pending.storage(), view_shape, view_strides,
-                         pending.offset() + view_offset, g.dtype())
-        .add_(g);
-    return true;
-  }
+  std::vector<Tensor> backward(const Tensor& g) override;
+  bool accumulate_backward(const Tensor& g, Tensor& pending) override;
 };
 
 struct ExpandBackward : Node {
   Shape input_shape;
   const char* name() const override { return "ExpandBackward"; }
-  std::vector<Tensor> backward(const Tensor& g) override { return {sum_to(g, input_shape)}; }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 struct CopyBackward : Node {
@@ -74,9 +60,7 @@ struct CopyBackward : Node {
   DType input_dtype;
   CopyBackward(const char* n, DType t) : op_name(n), input_dtype(t) {}
   const char* name() const override { return op_name; }
-  std::vector<Tensor> backward(const Tensor& g) override {
-    return {g.dtype() == input_dtype ? g : to_dtype(g, input_dtype)};
-  }
+  std::vector<Tensor> backward(const Tensor& g) override;
 };
 
 // Records a sub-view node: the view's geometry is re-expressed on a contiguous input.
@@ -157,6 +141,10 @@ Tensor reshape(const Tensor& a, const Shape& requested) {
   return attach_reshape(source, out, a.shape());
 }
 
+std::vector<Tensor> ReshapeBackward::backward(const Tensor& g) {
+  return {reshape(g, input_shape)};
+}
+
 Tensor permute(const Tensor& a, const Shape& dims) {
   HEED_CHECK(static_cast<int64_t>(dims.size()) == a.dim(), "permute: {} dims given for shape {}",
              dims.size(), a.shape_str());
@@ -177,6 +165,10 @@ Tensor permute(const Tensor& a, const Shape& dims) {
     attach_node(out, node, {a});
   }
   return out;
+}
+
+std::vector<Tensor> PermuteBackward::backward(const Tensor& g) {
+  return {permute(g, inverse)};
 }
 
 Tensor transpose(const Tensor& a, int64_t d0, int64_t d1) {
@@ -218,6 +210,24 @@ Tensor select(const Tensor& a, int64_t dim, int64_t index) {
   const int64_t coffset = index * cs[d];
   cs.erase(cs.begin() + d);
   return attach_subview(a, out, "SelectBackward", cs, coffset);
+}
+
+std::vector<Tensor> SubviewBackward::backward(const Tensor& g) {
+  Tensor grad = zeros(input_shape, g.dtype());
+  Tensor::from_storage(grad.storage(), view_shape, view_strides, view_offset, g.dtype()).copy_(g);
+  return {grad};
+}
+
+bool SubviewBackward::accumulate_backward(const Tensor& g, Tensor& pending) {
+  const bool floating = g.dtype() == DType::f32 || g.dtype() == DType::f64;
+  if (!floating || pending.shape() != input_shape || pending.dtype() != g.dtype() ||
+      !pending.is_contiguous()) {
+    return false;
+  }
+  Tensor::from_storage(pending.storage(), view_shape, view_strides, pending.offset() + view_offset,
+                       g.dtype())
+      .add_(g);
+  return true;
 }
 
 Tensor unsqueeze(const Tensor& a, int64_t dim) {
@@ -264,6 +274,10 @@ Tensor expand(const Tensor& a, const Shape& shape) {
   return out;
 }
 
+std::vector<Tensor> ExpandBackward::backward(const Tensor& g) {
+  return {sum_to(g, input_shape)};
+}
+
 Tensor clone(const Tensor& a) {
   Tensor out = Tensor::empty(a.shape(), a.dtype());
   {
@@ -300,6 +314,10 @@ Tensor to_dtype(const Tensor& a, DType dtype) {
     attach_node(out, std::make_shared<CopyBackward>("ToDtypeBackward", a.dtype()), {a});
   }
   return out;
+}
+
+std::vector<Tensor> CopyBackward::backward(const Tensor& g) {
+  return {g.dtype() == input_dtype ? g : to_dtype(g, input_dtype)};
 }
 
 }  // namespace heed
