@@ -114,6 +114,70 @@ struct ModelChecks {
   void check(const std::string&, bool, const nn::field::Rule&) {}
 };
 
+// The rule of each key's schema row (model.* has the architecture's rules, check_model).
+struct RowChecks {
+  Checker& c;
+  std::string prefix;
+
+  template <typename T>
+  void field(std::string_view key, const T& value, const Row& row) {
+    const std::string dotted = prefix + std::string(key);
+    std::visit([&](const auto& rule) { check(dotted, value, rule); }, row.rule);
+  }
+  template <typename Body>
+  void section(std::string_view key, Body&& body) {
+    if (key == "model") return;
+    prefix = std::string(key) + ".";
+    body();
+    prefix.clear();
+  }
+
+ private:
+  template <typename T, typename R>
+  void check(const std::string& key, const std::optional<T>& value, const R& rule) {
+    if (value) check(key, *value, rule);
+  }
+  void check(const std::string& key, int64_t value, const rule::AtLeast& r) {
+    c.at_least(key, value, r.min);
+    c.check(value <= r.max, key, "must be at most {}, got {}", r.max, value);
+  }
+  void check(const std::string& key, double value, const rule::Positive& r) {
+    c.positive(key, value);
+    c.check(value <= r.max, key, "must be at most {}, got {}", r.max, value);
+  }
+  void check(const std::string& key, double value, const rule::NonNegative&) {
+    c.non_negative(key, value);
+  }
+  void check(const std::string& key, double value, const rule::UnitInterval& r) {
+    const bool ok = (r.low_open ? value > 0 : value >= 0) && (r.high_open ? value < 1 : value <= 1);
+    c.check(ok, key, "must be in {}0, 1{}, got {}", r.low_open ? "(" : "[", r.high_open ? ")" : "]",
+            value);
+  }
+  void check(const std::string& key, const std::array<double, 2>& v,
+             const rule::EachInUnitInterval&) {
+    c.check(v[0] >= 0 && v[0] < 1 && v[1] >= 0 && v[1] < 1, key,
+            "each must be in [0, 1), got [{}, {}]", v[0], v[1]);
+  }
+  void check(const std::string& key, const std::vector<std::string>& names,
+             const rule::DistinctNames&) {
+    c.check(!names.empty(), key, "must name at least one label");
+    const std::set<std::string> distinct(names.begin(), names.end());
+    c.check(distinct.size() == names.size(), key, "has a label twice");
+  }
+  void check(const std::string& key, int64_t value, const rule::IntIs& r) {
+    c.check(r.ok(value), key, "{}", fmt::format(fmt::runtime(r.message), value));
+  }
+  void check(const std::string& key, const std::string& value, const rule::TextIs& r) {
+    c.check(r.ok(value), key, "{}", fmt::format(fmt::runtime(r.message), value));
+  }
+  // std::visit instantiates every rule for every field type: a row that pairs a rule with a
+  // field it cannot check is a mistake in the schema, found by every config.
+  template <typename T, typename R>
+  void check(const std::string& key, const T&, const R&) {
+    if (!std::is_same_v<R, rule::None>) fail("{}: the schema's rule does not fit its type", key);
+  }
+};
+
 void check_model(Checker& c, const ModelConfig& m) {
   ModelChecks checks{c, m};
   switch (m.arch) {
@@ -147,10 +211,6 @@ void check_tokenizer(Checker& c, const RunConfig& config) {
           "task '{}' needs a wordpiece tokenizer", to_string(config.task));
   c.check(!chars || !t.vocab_size, "tokenizer.vocab_size",
           "a char vocabulary is not trained to a size (it holds every symbol of data.train)");
-  c.at_least("tokenizer.vocab_size", t.vocab_size, 1);
-  c.at_least("tokenizer.min_frequency", t.min_frequency, 1);
-  c.check(t.model_type == "unigram" || t.model_type == "bpe", "tokenizer.model_type",
-          "'{}' is not a SentencePiece model type heed trains (unigram or bpe)", t.model_type);
   c.check(!t.target_unit || (chars && task.has_targets()), "tokenizer.target_unit",
           "only a char tokenizer of a seq2seq task splits its targets differently");
   if (chars) return;
@@ -186,70 +246,25 @@ void check_data(Checker& c, const RunConfig& config) {
           "window is cut at its end)");
   c.check(!d.group_by_length || d.shuffle, "data.group_by_length",
           "needs data.shuffle (it groups the shuffled order)");
-  c.check(d.mlm_probability > 0 && d.mlm_probability < 1, "data.mlm_probability",
-          "must be in (0, 1), got {}", d.mlm_probability);
-  c.check(d.mask_replace_prob >= 0 && d.mask_replace_prob <= 1, "data.mask_replace_prob",
-          "must be in [0, 1], got {}", d.mask_replace_prob);
   c.check(d.random_replace_prob >= 0 && d.mask_replace_prob + d.random_replace_prob <= 1,
           "data.random_replace_prob", "must be in [0, 1 - data.mask_replace_prob], got {}",
           d.random_replace_prob);
   if (d.labels) {
-    c.check(!d.labels->empty(), "data.labels", "must name at least one label");
-    const std::set<std::string> distinct(d.labels->begin(), d.labels->end());
-    c.check(distinct.size() == d.labels->size(), "data.labels", "has a label twice");
     const auto& num_labels = config.model.num_labels;
     c.check(!num_labels || *num_labels == static_cast<int64_t>(d.labels->size()),
             "model.num_labels", "{} does not match the {} names of data.labels",
             num_labels.value_or(0), d.labels->size());
   }
-  c.at_least("data.max_train_samples", d.max_train_samples, 1);
-  c.at_least("data.prefetch", d.prefetch, 0);
 }
 
 void check_training(Checker& c, const RunConfig& config) {
-  const OptimConfig& o = config.optim;
-  c.positive("optim.lr", o.lr);
-  c.check(o.betas[0] >= 0 && o.betas[0] < 1 && o.betas[1] >= 0 && o.betas[1] < 1, "optim.betas",
-          "each must be in [0, 1), got [{}, {}]", o.betas[0], o.betas[1]);
-  c.positive("optim.eps", o.eps);
-  c.non_negative("optim.weight_decay", o.weight_decay);
-  c.unit_interval("optim.momentum", o.momentum);
-
   const TrainConfig& t = config.train;
-  c.at_least("train.batch_size", t.batch_size, 1);
-  c.at_least("train.grad_accum_steps", t.grad_accum_steps, 1);
-  c.at_least("train.max_steps", t.max_steps, 1);
-  c.non_negative("train.max_grad_norm", t.max_grad_norm);
-  c.unit_interval("train.label_smoothing", t.label_smoothing);
-  c.at_least("train.seed", t.seed, 0);
-  c.at_least("train.threads", t.threads, 0);
-  // Far beyond any CPU this runs on; libgomp crashes when asked for a hundred thousand.
-  constexpr int64_t kMaxThreads = 1024;
-  c.check(t.threads <= kMaxThreads, "train.threads", "must be at most {}, got {}", kMaxThreads,
-          t.threads);
-  c.check(!t.output_dir.empty(), "train.output_dir", "must not be empty");
-  c.positive("train.bucket_mb", t.bucket_mb);
-  // A bucket is one MPI message, whose count of floats is an int.
-  c.check(t.bucket_mb <= 4096, "train.bucket_mb", "must be at most 4096, got {}", t.bucket_mb);
-  c.check(t.zero_stage == 0 || t.zero_stage == 1, "train.zero_stage",
-          "must be 0 (every rank keeps the whole optimizer state) or 1 (ZeRO-1: each keeps its "
-          "share), got {}",
-          t.zero_stage);
-
   const int64_t warmup = config.schedule.warmup_steps;
   c.check(warmup >= 0 && warmup <= t.max_steps, "schedule.warmup_steps",
           "must be in [0, train.max_steps = {}], got {}", t.max_steps, warmup);
 
-  c.at_least("eval.every_steps", config.eval.every_steps, 0);
   c.check(config.eval.every_steps == 0 || config.data.valid, "eval.every_steps",
           "evaluating every {} steps needs data.valid", config.eval.every_steps);
-  c.at_least("eval.max_batches", config.eval.max_batches, 0);
-  c.at_least("eval.batch_size", config.eval.batch_size, 1);
-  c.at_least("checkpoint.every_steps", config.checkpoint.every_steps, 0);
-  c.at_least("checkpoint.keep_last", config.checkpoint.keep_last, 1);
-  c.at_least("logging.every_steps", config.logging.every_steps, 1);
-  c.at_least("generation.num_beams", config.generation.num_beams, 1);
-  c.at_least("generation.max_new_tokens", config.generation.max_new_tokens, 1);
 }
 
 // The metric's name is checked by check_best_model_metric, after the files exist.
@@ -298,6 +313,8 @@ void validate(const RunConfig& config, const Origins& origins, const ConfigCheck
   c.check(config.model.arch == needed, "task", "'{}' needs model.arch {}, got {}",
           to_string(config.task), to_string(needed), to_string(config.model.arch));
   check_model(c, config.model);
+  RowChecks rows{c, ""};
+  visit_config(rows, config);
   check_tokenizer(c, config);
   check_data(c, config);
   check_training(c, config);
