@@ -11,6 +11,7 @@
 #include "train/config/config_origins.h"
 #include "train/config/resume_changes.h"
 #include "train/distributed/world.h"
+#include "train/tasks/load_run_config.h"
 
 namespace heed::train {
 namespace {

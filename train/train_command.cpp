@@ -13,6 +13,7 @@
 #include "train/distributed/world.h"
 #include "train/pipeline_runner.h"
 #include "train/run/stop_signals.h"
+#include "train/tasks/load_run_config.h"
 
 namespace heed::train {
 namespace {

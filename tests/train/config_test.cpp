@@ -13,6 +13,7 @@
 #include "nn/activation.h"
 #include "train/config/config_schema.h"
 #include "train/config/did_you_mean.h"
+#include "train/tasks/load_run_config.h"
 
 namespace heed::train {
 namespace {

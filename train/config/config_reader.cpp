@@ -434,20 +434,16 @@ RunConfig read_config(const std::string& path, const std::vector<std::string>& o
 
 }  // namespace
 
-RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
+RunConfig read_run_config(const std::string& path, const std::vector<std::string>& overrides,
                           const ConfigChecks& checks) {
   Origins origins{path, {}};
   RunConfig config = read_config(path, overrides, checks, origins);
-  validate(config, origins, checks);
   config.origins = std::move(origins);
   return config;
 }
 
 RunConfig read_config_as_written(const std::string& path) {
-  Origins origins{path, {}};
-  RunConfig config = read_config(path, {}, {}, origins);
-  config.origins = std::move(origins);
-  return config;
+  return read_run_config(path);
 }
 
 }  // namespace heed::train
