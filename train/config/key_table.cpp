@@ -49,7 +49,8 @@ std::string keys_markdown() {
     const size_t dot = kv.key.find('.');
     const std::string key_section = dot == std::string::npos ? "" : kv.key.substr(0, dot);
     if (key_section != section) {
-      out += (section ? "\n" : "") + table_start(key_section);
+      if (section) out += "\n";
+      out += table_start(key_section);
       section = key_section;
     }
     const bool required = kv.row.need != Need::kOptional;
