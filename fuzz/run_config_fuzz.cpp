@@ -13,6 +13,7 @@
 #include "fuzz/fuzz_util.h"
 #include "train/config/config.h"
 #include "train/config/pipeline.h"
+#include "train/tasks/load_run_config.h"
 
 namespace {
 

@@ -7,11 +7,11 @@
 #include <map>
 
 #include "io/json_file.h"
-#include "io/text_file.h"
 #include "train/checkpoint/training_checkpoint.h"
 #include "train/config/config_origins.h"
 #include "train/config/resume_changes.h"
 #include "train/distributed/world.h"
+#include "train/tasks/load_run_config.h"
 
 namespace heed::train {
 namespace {
@@ -76,8 +76,7 @@ std::optional<FinishedRun> finished_run_here(const RunConfig& config) {
   run.step = j.at("step").get<int64_t>();
   const fs::path recorded = fs::path(checkpoint_path(dir.string(), run.step)) / "run_config.yaml";
   if (checkpoint_problem(run.model) || !fs::is_regular_file(recorded)) return std::nullopt;
-  for (ConfigChange& change :
-       config_changes(io::read_text_file(recorded.string()), to_yaml(config))) {
+  for (ConfigChange& change : config_changes(read_config_as_written(recorded.string()), config)) {
     if (changes_what_a_run_made(change.key)) run.changes.push_back(std::move(change));
   }
   return run;

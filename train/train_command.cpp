@@ -1,16 +1,19 @@
 #include "train/train_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "train/config/config.h"
+#include "train/config/config_schema.h"
 #include "train/config/pipeline.h"
 #include "train/distributed/world.h"
 #include "train/pipeline_runner.h"
 #include "train/run/stop_signals.h"
+#include "train/tasks/load_run_config.h"
 
 namespace heed::train {
 namespace {
@@ -18,7 +21,7 @@ namespace {
 struct Arguments {
   std::string config_path;
   std::vector<std::string> overrides;
-  bool print_config = false, resume = false;
+  bool print_config = false, resume = false, list_keys = false, markdown = false;
 };
 
 void say(const std::string& line) {
@@ -37,6 +40,23 @@ int failed(int exit_code, const std::string& message) {
   say(fmt::format("train: rank {} of {}: {}", world.rank(), world.size(), message));
   std::fflush(stderr);
   world.abort(exit_code);
+}
+
+// Every key of the schema, one a line (model.* of each architecture), or configs/README.md's
+// key tables.
+int list_keys(bool markdown) {
+  if (markdown) {
+    std::fputs(keys_markdown().c_str(), stdout);
+    return 0;
+  }
+  std::vector<std::string> keys;
+  for (const auto& [arch, name] : EnumInfo<Arch>::values) {
+    for (std::string& key : config_keys(arch)) {
+      if (!std::ranges::count(keys, key)) keys.push_back(std::move(key));
+    }
+  }
+  for (const std::string& key : keys) std::printf("%s\n", key.c_str());
+  return 0;
 }
 
 int run(const Arguments& args, const TrainerHooks& hooks) {
@@ -68,8 +88,7 @@ int train_command(int argc, char** argv, const TrainerHooks& hooks) {
   CLI::App app("heed train: pretrain or fine-tune a Transformer from a YAML config");
   Arguments args;
   app.add_option("--config,-c", args.config_path,
-                 "the run's YAML config, or a pipeline file of configs run one after another")
-      ->required();
+                 "the run's YAML config, or a pipeline file of configs run one after another");
   app.add_option("--set", args.overrides,
                  "override a key, e.g. --set optim.lr=3e-4 (repeatable; every stage of a "
                  "pipeline)")
@@ -79,8 +98,13 @@ int train_command(int argc, char** argv, const TrainerHooks& hooks) {
                "continue from the newest checkpoint in train.output_dir (a pipeline always "
                "does)");
   app.add_flag("--print-config", args.print_config, "print the resolved config and exit");
+  CLI::Option* keys = app.add_flag("--list-keys", args.list_keys, "list every config key and exit");
+  app.add_flag("--markdown", args.markdown, "with --list-keys: the key tables of configs/README.md")
+      ->needs(keys);
   try {
     app.parse(argc, argv);
+    if (args.list_keys) return list_keys(args.markdown);
+    if (args.config_path.empty()) throw CLI::RequiredError(app.get_option("--config")->get_name());
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }

@@ -13,6 +13,7 @@
 #include "nn/activation.h"
 #include "train/config/config_schema.h"
 #include "train/config/did_you_mean.h"
+#include "train/tasks/load_run_config.h"
 
 namespace heed::train {
 namespace {
@@ -829,6 +830,30 @@ TEST_F(Config, ReadmeDocumentsEveryKey) {
       EXPECT_NE(readme.find("`" + key + "`"), std::string::npos) << key;
     }
   }
+}
+
+// The key tables are generated (train --list-keys --markdown); this keeps them so.
+TEST_F(Config, ReadmeKeyTablesMatchSchema) {
+  const std::string path = std::string(HEED_SOURCE_DIR) + "/configs/README.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  const std::string begin = "<!-- BEGIN generated: train --list-keys --markdown -->\n";
+  const std::string end = "<!-- END generated: train --list-keys --markdown -->\n";
+  const size_t from = readme.find(begin), to = readme.find(end);
+  ASSERT_TRUE(from != std::string::npos && to != std::string::npos && from < to)
+      << path << " lacks the markers " << begin << end;
+  const std::string tables = readme.substr(from + begin.size(), to - from - begin.size());
+  if (tables == keys_markdown()) return;
+  const std::string regenerated = fs::absolute("README.md.regenerated").string();
+  std::ofstream(regenerated) << readme.substr(0, from + begin.size()) << keys_markdown()
+                             << readme.substr(to);
+  ADD_FAILURE() << "configs/README.md's key tables differ from the schema "
+                   "(train/config/config_schema.h). Regenerate them: cp "
+                << regenerated << " " << path
+                << " (or paste the output of `train --list-keys --markdown` between the markers)";
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "train/run/task_setup.h"
+#include "train/tasks/load_run_config.h"
 #include "train/tasks/task.h"
 
 namespace heed::train {

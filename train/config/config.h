@@ -226,10 +226,10 @@ struct ConfigChecks {
   std::vector<std::string> override_origins;
 };
 
-// Reads `path`, applies the overrides in order ("optim.lr=3e-4"; the value is YAML, so
-// "optim.betas=[0.9,0.98]" works), then checks everything, including that the data files
-// exist. Relative paths resolve against the current working directory. Throws ConfigError.
-RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides = {},
+// Reads `path` and applies the overrides in order ("optim.lr=3e-4"; the value is YAML, so
+// "optim.betas=[0.9,0.98]" works), checking types, unknown and required keys, but not values:
+// load_run_config (train/tasks/load_run_config.h) is this with every check. Throws ConfigError.
+RunConfig read_run_config(const std::string& path, const std::vector<std::string>& overrides = {},
                           const ConfigChecks& checks = {});
 
 // The resolved config as YAML, every key with its value (unset ones as null); loading it

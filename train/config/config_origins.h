@@ -17,8 +17,9 @@ template <typename... Args>
   throw ConfigError(where + ": " + fmt::format(format, std::forward<Args>(args)...));
 }
 
-// Checks the values of a config whose types and keys are already right: ranges, names,
-// combinations, and that the files it names exist.
-void validate(const RunConfig& config, const Origins& origins, const ConfigChecks& checks = {});
+// Checks the values of a config whose types and keys are already right, and whose origins are
+// set: each key's rule, and the checks between keys that do not depend on the task (those are
+// TrainingTask::check). Not the files it names: check_files (config_check.h).
+void validate(const RunConfig& config);
 
 }  // namespace heed::train

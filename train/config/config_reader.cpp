@@ -190,7 +190,8 @@ class Reader {
   void finish() { finish_scope(scopes_.back()); }
 
   template <typename T>
-  void field(std::string_view key, T& value, Need need = Need::kOptional) {
+  void field(std::string_view key, T& value, const Row& row) {
+    const Need need = row.need;
     Scope& scope = scopes_.back();
     scope.known.emplace_back(key);
     const std::string dotted = scope.prefix + std::string(key);
@@ -408,10 +409,9 @@ void apply_override(YAML::Node& root, const std::string& text, const std::string
   overrides[key] = origin;
 }
 
-}  // namespace
-
-RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
-                          const ConfigChecks& checks) {
+// The file's config as it is written, its types and keys checked but not its values.
+RunConfig read_config(const std::string& path, const std::vector<std::string>& overrides,
+                      const ConfigChecks& checks, Origins& origins) {
   YAML::Node root = parse_yaml_file(path);
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) {
@@ -426,13 +426,24 @@ RunConfig load_run_config(const std::string& path, const std::vector<std::string
   }
 
   RunConfig config;
-  Origins origins{path, {}};
   Reader reader(root, config, origins, override_of);
   visit_config(reader, config);
   reader.finish();
-  validate(config, origins, checks);
+  return config;
+}
+
+}  // namespace
+
+RunConfig read_run_config(const std::string& path, const std::vector<std::string>& overrides,
+                          const ConfigChecks& checks) {
+  Origins origins{path, {}};
+  RunConfig config = read_config(path, overrides, checks, origins);
   config.origins = std::move(origins);
   return config;
+}
+
+RunConfig read_config_as_written(const std::string& path) {
+  return read_run_config(path);
 }
 
 }  // namespace heed::train

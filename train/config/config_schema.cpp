@@ -11,7 +11,7 @@ struct KeyLister {
   std::string prefix;
 
   template <typename T>
-  void field(std::string_view key, const T&, Need = Need::kOptional) {
+  void field(std::string_view key, const T&, const Row&) {
     keys.push_back(prefix + std::string(key));
   }
   template <typename Body>
@@ -20,6 +20,25 @@ struct KeyLister {
     const std::string outer = prefix;
     prefix += std::string(key) + ".";
     body();
+    prefix = outer;
+  }
+};
+
+// Finds the row of one dotted key.
+struct RowFinder {
+  std::string_view wanted;
+  std::string prefix;
+  Row found;
+
+  template <typename T>
+  void field(std::string_view key, const T&, const Row& row) {
+    if (prefix + std::string(key) == wanted) found = row;
+  }
+  template <typename Body>
+  void section(std::string_view key, Body&& body) {
+    const std::string outer = prefix;
+    prefix += std::string(key) + ".";
+    if (wanted.starts_with(prefix)) body();
     prefix = outer;
   }
 };
@@ -54,6 +73,13 @@ std::vector<std::string> config_keys(Arch arch) {
   KeyLister lister;
   visit_config(lister, std::as_const(config));
   return lister.keys;
+}
+
+Row row_of(std::string_view key) {
+  const RunConfig config;
+  RowFinder finder{key, "", {}};
+  visit_config(finder, config);
+  return finder.found;
 }
 
 }  // namespace heed::train

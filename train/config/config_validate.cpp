@@ -1,74 +1,14 @@
-// The value checks of a RunConfig: each failure is one line naming where the key was set.
+// The checks of a RunConfig that do not depend on its task (those are TrainingTask::check):
+// each key's row, and the checks of one key against another. Each failure is one line naming
+// where the key was set.
 #include <algorithm>
-#include <filesystem>
 #include <set>
 
-#include "data/datasets.h"
-#include "train/config/config_origins.h"
+#include "train/config/config_check.h"
 #include "train/config/config_schema.h"
-#include "train/config/did_you_mean.h"
-#include "train/run/best_model.h"
-#include "train/tasks/task.h"
 
 namespace heed::train {
 namespace {
-
-class Checker {
- public:
-  explicit Checker(const Origins& origins) : origins_(origins) {}
-
-  template <typename... Args>
-  void check(bool ok, std::string_view key, fmt::format_string<Args...> format, Args&&... args) {
-    if (!ok) {
-      config_fail(origins_.where(key), "{}: {}", key,
-                  fmt::format(format, std::forward<Args>(args)...));
-    }
-  }
-
-  void at_least(std::string_view key, int64_t value, int64_t min) {
-    check(value >= min, key, "must be at least {}, got {}", min, value);
-  }
-  void at_least(std::string_view key, const std::optional<int64_t>& value, int64_t min) {
-    if (value) at_least(key, *value, min);
-  }
-  void positive(std::string_view key, double value) {
-    check(value > 0, key, "must be > 0, got {}", value);
-  }
-  void non_negative(std::string_view key, double value) {
-    check(value >= 0, key, "must be >= 0, got {}", value);
-  }
-  // Dropout rates and the like: 1 would zero everything.
-  void unit_interval(std::string_view key, double value) {
-    check(value >= 0 && value < 1, key, "must be in [0, 1), got {}", value);
-  }
-  void one_of(std::string_view key, const std::string& value, const std::vector<std::string>& names,
-              std::string_view what) {
-    if (std::ranges::count(names, value)) return;
-    check(false, key, "{}", unknown_name(what, value, names));
-  }
-  void divides(std::string_view heads_key, int64_t heads, std::string_view size_key, int64_t size) {
-    check(size % heads == 0, heads_key, "{} does not divide {} {}", heads, size_key, size);
-  }
-  void token_id(std::string_view key, const std::optional<int64_t>& id,
-                const std::optional<int64_t>& vocab_size) {
-    if (!id) return;
-    at_least(key, *id, 0);
-    if (vocab_size) {
-      check(*id < *vocab_size, key, "{} is outside model.vocab_size {}", *id, *vocab_size);
-    }
-  }
-  void file_exists(std::string_view key, const std::string& path, std::string_view hint = "") {
-    check(std::filesystem::exists(path), key, "file '{}' does not exist{}", path, hint);
-    check(!std::filesystem::is_directory(path), key, "'{}' is a directory, not a file", path);
-  }
-  void directory_exists(std::string_view key, const std::string& path) {
-    check(std::filesystem::exists(path), key, "directory '{}' does not exist", path);
-    check(std::filesystem::is_directory(path), key, "'{}' is not a directory", path);
-  }
-
- private:
-  const Origins& origins_;
-};
 
 // The rules of the architecture's config (nn/models/config_fields.h) on model.*, where a
 // field the tokenizer fills in is checked when the config sets it.
@@ -114,6 +54,70 @@ struct ModelChecks {
   void check(const std::string&, bool, const nn::field::Rule&) {}
 };
 
+// The rule of each key's schema row (model.* has the architecture's rules, check_model).
+struct RowChecks {
+  Checker& c;
+  std::string prefix;
+
+  template <typename T>
+  void field(std::string_view key, const T& value, const Row& row) {
+    const std::string dotted = prefix + std::string(key);
+    std::visit([&](const auto& rule) { check(dotted, value, rule); }, row.rule);
+  }
+  template <typename Body>
+  void section(std::string_view key, Body&& body) {
+    if (key == "model") return;
+    prefix = std::string(key) + ".";
+    body();
+    prefix.clear();
+  }
+
+ private:
+  template <typename T, typename R>
+  void check(const std::string& key, const std::optional<T>& value, const R& rule) {
+    if (value) check(key, *value, rule);
+  }
+  void check(const std::string& key, int64_t value, const rule::AtLeast& r) {
+    c.at_least(key, value, r.min);
+    c.check(value <= r.max, key, "must be at most {}, got {}", r.max, value);
+  }
+  void check(const std::string& key, double value, const rule::Positive& r) {
+    c.positive(key, value);
+    c.check(value <= r.max, key, "must be at most {}, got {}", r.max, value);
+  }
+  void check(const std::string& key, double value, const rule::NonNegative&) {
+    c.non_negative(key, value);
+  }
+  void check(const std::string& key, double value, const rule::UnitInterval& r) {
+    const bool ok = (r.low_open ? value > 0 : value >= 0) && (r.high_open ? value < 1 : value <= 1);
+    c.check(ok, key, "must be in {}0, 1{}, got {}", r.low_open ? "(" : "[", r.high_open ? ")" : "]",
+            value);
+  }
+  void check(const std::string& key, const std::array<double, 2>& v,
+             const rule::EachInUnitInterval&) {
+    c.check(v[0] >= 0 && v[0] < 1 && v[1] >= 0 && v[1] < 1, key,
+            "each must be in [0, 1), got [{}, {}]", v[0], v[1]);
+  }
+  void check(const std::string& key, const std::vector<std::string>& names,
+             const rule::DistinctNames&) {
+    c.check(!names.empty(), key, "must name at least one label");
+    const std::set<std::string> distinct(names.begin(), names.end());
+    c.check(distinct.size() == names.size(), key, "has a label twice");
+  }
+  void check(const std::string& key, int64_t value, const rule::IntIs& r) {
+    c.check(r.ok(value), key, "{}", fmt::format(fmt::runtime(r.message), value));
+  }
+  void check(const std::string& key, const std::string& value, const rule::TextIs& r) {
+    c.check(r.ok(value), key, "{}", fmt::format(fmt::runtime(r.message), value));
+  }
+  // std::visit instantiates every rule for every field type: a row that pairs a rule with a
+  // field it cannot check is a mistake in the schema, found by every config.
+  template <typename T, typename R>
+  void check(const std::string& key, const T&, const R&) {
+    if (!std::is_same_v<R, rule::None>) fail("{}: the schema's rule does not fit its type", key);
+  }
+};
+
 void check_model(Checker& c, const ModelConfig& m) {
   ModelChecks checks{c, m};
   switch (m.arch) {
@@ -126,33 +130,11 @@ void check_model(Checker& c, const ModelConfig& m) {
   }
 }
 
-// The longest sequence the model can place, and the key that says so.
-std::pair<int64_t, std::string_view> position_limit(const ModelConfig& m) {
-  switch (m.arch) {
-    case Arch::kGpt2:
-      return {m.gpt2.n_positions, "model.n_positions"};
-    case Arch::kBart:
-      return {m.bart.max_position_embeddings, "model.max_position_embeddings"};
-    default:
-      return {m.bert.max_position_embeddings, "model.max_position_embeddings"};
-  }
-}
-
 void check_tokenizer(Checker& c, const RunConfig& config) {
   const TokenizerConfig& t = config.tokenizer;
-  const bool wordpiece = t.type == TokenizerType::kWordPiece;
   const bool chars = t.type == TokenizerType::kChar;
-  const TrainingTask& task = task_for(config.task);
-  c.check(wordpiece || task.accepts_any_tokenizer(), "tokenizer.type",
-          "task '{}' needs a wordpiece tokenizer", to_string(config.task));
   c.check(!chars || !t.vocab_size, "tokenizer.vocab_size",
           "a char vocabulary is not trained to a size (it holds every symbol of data.train)");
-  c.at_least("tokenizer.vocab_size", t.vocab_size, 1);
-  c.at_least("tokenizer.min_frequency", t.min_frequency, 1);
-  c.check(t.model_type == "unigram" || t.model_type == "bpe", "tokenizer.model_type",
-          "'{}' is not a SentencePiece model type heed trains (unigram or bpe)", t.model_type);
-  c.check(!t.target_unit || (chars && task.has_targets()), "tokenizer.target_unit",
-          "only a char tokenizer of a seq2seq task splits its targets differently");
   if (chars) return;
   // A missing vocabulary is trained from data.train when vocab_size says how big.
   if (t.vocab && !t.vocab_size) {
@@ -168,91 +150,30 @@ void check_tokenizer(Checker& c, const RunConfig& config) {
 
 void check_data(Checker& c, const RunConfig& config) {
   const DataConfig& d = config.data;
-  const auto [positions, positions_key] = position_limit(config.model);
-  const TrainingTask& task = task_for(config.task);
-  if (task.has_targets()) {
-    for (auto [key, value] : {std::pair{"data.max_source_length", d.max_source_length},
-                              std::pair{"data.max_target_length", d.max_target_length}}) {
-      c.at_least(key, value, 1);
-      c.check(value <= positions, key, "{} exceeds {} {}", value, positions_key, positions);
-    }
-  } else {
-    c.at_least("data.max_seq_length", d.max_seq_length, task.min_sequence_length());
-    c.check(d.max_seq_length <= positions, "data.max_seq_length", "{} exceeds {} {}",
-            d.max_seq_length, positions_key, positions);
-  }
-  c.check(d.truncation == data::Truncation::kHead || task.chooses_truncation(), "data.truncation",
-          "applies to task classification only (a tagged sentence or an LM "
-          "window is cut at its end)");
   c.check(!d.group_by_length || d.shuffle, "data.group_by_length",
           "needs data.shuffle (it groups the shuffled order)");
-  c.check(d.mlm_probability > 0 && d.mlm_probability < 1, "data.mlm_probability",
-          "must be in (0, 1), got {}", d.mlm_probability);
-  c.check(d.mask_replace_prob >= 0 && d.mask_replace_prob <= 1, "data.mask_replace_prob",
-          "must be in [0, 1], got {}", d.mask_replace_prob);
   c.check(d.random_replace_prob >= 0 && d.mask_replace_prob + d.random_replace_prob <= 1,
           "data.random_replace_prob", "must be in [0, 1 - data.mask_replace_prob], got {}",
           d.random_replace_prob);
   if (d.labels) {
-    c.check(!d.labels->empty(), "data.labels", "must name at least one label");
-    const std::set<std::string> distinct(d.labels->begin(), d.labels->end());
-    c.check(distinct.size() == d.labels->size(), "data.labels", "has a label twice");
     const auto& num_labels = config.model.num_labels;
     c.check(!num_labels || *num_labels == static_cast<int64_t>(d.labels->size()),
             "model.num_labels", "{} does not match the {} names of data.labels",
             num_labels.value_or(0), d.labels->size());
   }
-  c.at_least("data.max_train_samples", d.max_train_samples, 1);
-  c.at_least("data.prefetch", d.prefetch, 0);
 }
 
 void check_training(Checker& c, const RunConfig& config) {
-  const OptimConfig& o = config.optim;
-  c.positive("optim.lr", o.lr);
-  c.check(o.betas[0] >= 0 && o.betas[0] < 1 && o.betas[1] >= 0 && o.betas[1] < 1, "optim.betas",
-          "each must be in [0, 1), got [{}, {}]", o.betas[0], o.betas[1]);
-  c.positive("optim.eps", o.eps);
-  c.non_negative("optim.weight_decay", o.weight_decay);
-  c.unit_interval("optim.momentum", o.momentum);
-
   const TrainConfig& t = config.train;
-  c.at_least("train.batch_size", t.batch_size, 1);
-  c.at_least("train.grad_accum_steps", t.grad_accum_steps, 1);
-  c.at_least("train.max_steps", t.max_steps, 1);
-  c.non_negative("train.max_grad_norm", t.max_grad_norm);
-  c.unit_interval("train.label_smoothing", t.label_smoothing);
-  c.at_least("train.seed", t.seed, 0);
-  c.at_least("train.threads", t.threads, 0);
-  // Far beyond any CPU this runs on; libgomp crashes when asked for a hundred thousand.
-  constexpr int64_t kMaxThreads = 1024;
-  c.check(t.threads <= kMaxThreads, "train.threads", "must be at most {}, got {}", kMaxThreads,
-          t.threads);
-  c.check(!t.output_dir.empty(), "train.output_dir", "must not be empty");
-  c.positive("train.bucket_mb", t.bucket_mb);
-  // A bucket is one MPI message, whose count of floats is an int.
-  c.check(t.bucket_mb <= 4096, "train.bucket_mb", "must be at most 4096, got {}", t.bucket_mb);
-  c.check(t.zero_stage == 0 || t.zero_stage == 1, "train.zero_stage",
-          "must be 0 (every rank keeps the whole optimizer state) or 1 (ZeRO-1: each keeps its "
-          "share), got {}",
-          t.zero_stage);
-
   const int64_t warmup = config.schedule.warmup_steps;
   c.check(warmup >= 0 && warmup <= t.max_steps, "schedule.warmup_steps",
           "must be in [0, train.max_steps = {}], got {}", t.max_steps, warmup);
 
-  c.at_least("eval.every_steps", config.eval.every_steps, 0);
   c.check(config.eval.every_steps == 0 || config.data.valid, "eval.every_steps",
           "evaluating every {} steps needs data.valid", config.eval.every_steps);
-  c.at_least("eval.max_batches", config.eval.max_batches, 0);
-  c.at_least("eval.batch_size", config.eval.batch_size, 1);
-  c.at_least("checkpoint.every_steps", config.checkpoint.every_steps, 0);
-  c.at_least("checkpoint.keep_last", config.checkpoint.keep_last, 1);
-  c.at_least("logging.every_steps", config.logging.every_steps, 1);
-  c.at_least("generation.num_beams", config.generation.num_beams, 1);
-  c.at_least("generation.max_new_tokens", config.generation.max_new_tokens, 1);
 }
 
-// The metric's name is checked by check_best_model_metric, after the files exist.
+// The metric's name is checked by load_run_config (train/tasks/), after the files exist.
 void check_best_model(Checker& c, const RunConfig& config) {
   const EvalConfig& e = config.eval;
   if (!e.load_best_model_at_end) {
@@ -270,40 +191,39 @@ void check_best_model(Checker& c, const RunConfig& config) {
           "choose among");
 }
 
-// Last: the cheap checks above should not wait on the file system.
-void check_files(Checker& c, const RunConfig& config, const ConfigChecks& checks) {
+}  // namespace
+
+void validate(const RunConfig& config) {
+  Checker c(config.origins);
+  check_model(c, config.model);
+  RowChecks rows{c, ""};
+  visit_config(rows, config);
+  check_tokenizer(c, config);
+  check_data(c, config);
+  check_training(c, config);
+  check_best_model(c, config);
+}
+
+// The longest sequence the model can place, and the key that says so.
+std::pair<int64_t, std::string_view> position_limit(const ModelConfig& m) {
+  switch (m.arch) {
+    case Arch::kGpt2:
+      return {m.gpt2.n_positions, "model.n_positions"};
+    case Arch::kBart:
+      return {m.bart.max_position_embeddings, "model.max_position_embeddings"};
+    default:
+      return {m.bert.max_position_embeddings, "model.max_position_embeddings"};
+  }
+}
+
+void check_files(const RunConfig& config, const ConfigChecks& checks) {
+  Checker c(config.origins);
   c.file_exists("data.train", config.data.train);
   if (config.data.valid) c.file_exists("data.valid", *config.data.valid);
   if (config.data.test) c.file_exists("data.test", *config.data.test);
   if (config.init_from && !checks.init_from_written_later) {
     c.directory_exists("init_from", *config.init_from);
   }
-}
-
-// The metric names come from the task; a classifier's class names (spam_f1, ham_recall) from
-// data.labels or its training file, read here so that a misspelt name stops the run before a
-// vocabulary is trained or a token cache built.
-void check_best_model_metric(Checker& c, const RunConfig& config) {
-  if (!config.eval.load_best_model_at_end) return;
-  const TrainingTask& task = task_for(config.task);
-  c.one_of("eval.metric_for_best_model", best_model_metric(config.eval.metric_for_best_model),
-           task.metric_names(task.scored_classes_from_config(config), config.eval), "metric");
-}
-
-}  // namespace
-
-void validate(const RunConfig& config, const Origins& origins, const ConfigChecks& checks) {
-  Checker c(origins);
-  const Arch needed = task_for(config.task).architecture();
-  c.check(config.model.arch == needed, "task", "'{}' needs model.arch {}, got {}",
-          to_string(config.task), to_string(needed), to_string(config.model.arch));
-  check_model(c, config.model);
-  check_tokenizer(c, config);
-  check_data(c, config);
-  check_training(c, config);
-  check_best_model(c, config);
-  check_files(c, config, checks);
-  check_best_model_metric(c, config);
 }
 
 }  // namespace heed::train

@@ -78,10 +78,61 @@ std::string format(const std::optional<T>& value) {
   return value ? format(*value) : "null";
 }
 
+// The documented name of a field's type.
+std::string type_name(int64_t) {
+  return "int";
+}
+std::string type_name(double) {
+  return "float";
+}
+std::string type_name(bool) {
+  return "bool";
+}
+std::string type_name(const std::string&) {
+  return "string";
+}
+std::string type_name(const std::array<double, 2>&) {
+  return "[float, float]";
+}
+std::string type_name(const std::vector<std::string>&) {
+  return "list of strings";
+}
+template <typename E>
+requires std::is_enum_v<E> std::string type_name(E) {
+  return "name";
+}
+
+template <typename T>
+std::string type_name(const T& value, const Row& row) {
+  return row.type.empty() ? type_name(value) : std::string(row.type);
+}
+template <typename T>
+std::string type_name(const std::optional<T>&, const Row& row) {
+  return type_name(T{}, row) + " or null";
+}
+
+// Lists every key with its value, type and row.
+struct ValueLister {
+  std::vector<KeyValue> values;
+  std::string prefix;
+
+  template <typename T>
+  void field(std::string_view key, const T& value, const Row& row) {
+    values.push_back({prefix + std::string(key), format(value), type_name(value, row), row});
+  }
+  template <typename Body>
+  void section(std::string_view key, Body&& body) {
+    const std::string outer = prefix;
+    prefix += std::string(key) + ".";
+    body();
+    prefix = outer;
+  }
+};
+
 class Writer {
  public:
   template <typename T>
-  void field(std::string_view key, const T& value, Need = Need::kOptional) {
+  void field(std::string_view key, const T& value, const Row&) {
     out += fmt::format("{:{}}{}: {}\n", "", indent_, key, format(value));
   }
   template <typename Body>
@@ -103,6 +154,12 @@ std::string to_yaml(const RunConfig& config) {
   Writer writer;
   visit_config(writer, config);
   return writer.out;
+}
+
+std::vector<KeyValue> config_values(const RunConfig& config) {
+  ValueLister lister;
+  visit_config(lister, config);
+  return lister.values;
 }
 
 }  // namespace heed::train

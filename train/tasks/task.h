@@ -53,6 +53,9 @@ class TrainingTask {
   virtual ~TrainingTask() = default;
 
   // --- what the config may say ---
+  // The checks of `config` that depend on the task (the architecture, the tokenizer, the
+  // sequence lengths): a ConfigError naming where the key was set. load_run_config runs it.
+  virtual void check(const RunConfig& config) const;
   // The model architecture the task trains: model.arch must name it.
   virtual Arch architecture() const = 0;
   // Whether every tokenizer type can serve it (through TextTokenizer's questions); otherwise
