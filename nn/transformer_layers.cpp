@@ -46,8 +46,11 @@ Tensor EncoderLayer::forward(const Tensor& x, const Tensor& padding_mask, bool c
   Tensor h = residual(
       x, *attention_norm, options.norm_first,
       [&](const Tensor& in) {
-        AttentionOutput a = attention->forward(in, Tensor(), padding_mask, causal,
-                                               attention_probs != nullptr, cache, output_rows);
+        AttentionOutput a = attention->forward(in, {.key_padding_mask = padding_mask,
+                                                    .causal = causal,
+                                                    .need_weights = attention_probs != nullptr,
+                                                    .cache = cache,
+                                                    .output_rows = output_rows});
         if (attention_probs) *attention_probs = a.probs;
         return dropout->forward(a.output);
       },
@@ -80,14 +83,18 @@ Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory, const Tensor
                              AttentionCache* cross_cache, Tensor* self_probs,
                              Tensor* cross_probs) const {
   Tensor h = residual(x, *self_attention_norm, options.norm_first, [&](const Tensor& in) {
-    AttentionOutput a = self_attention->forward(in, Tensor(), self_padding_mask, true,
-                                                self_probs != nullptr, self_cache);
+    AttentionOutput a = self_attention->forward(in, {.key_padding_mask = self_padding_mask,
+                                                     .causal = true,
+                                                     .need_weights = self_probs != nullptr,
+                                                     .cache = self_cache});
     if (self_probs) *self_probs = a.probs;
     return dropout->forward(a.output);
   });
   h = residual(h, *cross_attention_norm, options.norm_first, [&](const Tensor& in) {
-    AttentionOutput a = cross_attention->forward(in, memory, memory_mask, false,
-                                                 cross_probs != nullptr, cross_cache);
+    AttentionOutput a = cross_attention->forward(in, {.key_value = memory,
+                                                      .key_padding_mask = memory_mask,
+                                                      .need_weights = cross_probs != nullptr,
+                                                      .cache = cross_cache});
     if (cross_probs) *cross_probs = a.probs;
     return dropout->forward(a.output);
   });
