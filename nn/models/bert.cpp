@@ -129,8 +129,9 @@ Tensor BertModel::forward(const Tensor& input_ids, const Tensor& attention_mask,
   for (size_t i = 0; i < layers.size(); ++i) {
     Tensor probs;
     const bool last = i + 1 == layers.size();
-    h = layers[i]->forward(h, mask, false, attentions ? &probs : nullptr, nullptr,
-                           last ? output_rows : Tensor());
+    h = layers[i]->forward(h, {.padding_mask = mask,
+                               .attention_probs = attentions ? &probs : nullptr,
+                               .output_rows = last ? output_rows : Tensor()});
     if (attentions) attentions->push_back(probs);
   }
   return h;

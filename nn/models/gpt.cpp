@@ -84,8 +84,10 @@ Tensor GPT::hidden_states(const Tensor& input_ids, const Tensor& attention_mask,
   const Tensor mask = keep_mask(attention_mask);
   for (size_t i = 0; i < blocks.size(); ++i) {
     Tensor probs;
-    h = blocks[i]->forward(h, mask, /*causal=*/true, attentions ? &probs : nullptr,
-                           cache ? &cache->self_attention[i] : nullptr);
+    h = blocks[i]->forward(h, {.padding_mask = mask,
+                               .causal = true,
+                               .attention_probs = attentions ? &probs : nullptr,
+                               .cache = cache ? &cache->self_attention[i] : nullptr});
     if (attentions) attentions->push_back(probs);
   }
   return ln_f->forward(h);
