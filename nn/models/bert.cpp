@@ -1,6 +1,7 @@
 #include "nn/models/bert.h"
 
 #include "autograd/ops.h"
+#include "nn/fused_loss.h"
 #include "nn/models/config_json.h"
 #include "nn/padded_rows.h"
 #include "nn/positional.h"
@@ -185,9 +186,12 @@ ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
     if (in.head_outputs != HeadOutputs::logits) {
       // The decoder and the loss as one op: the logits' gradient is made, summed into the
       // bias gradient and rounded for the products while each row is in cache.
-      out.loss = linear_cross_entropy(
-          picked, embeddings, decoder_bias, out.labels, -100, in.label_smoothing, 0,
-          in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr);
+      out.loss = fused_linear_cross_entropy(
+          picked, embeddings, out.labels,
+          {.bias = decoder_bias,
+           .label_smoothing = in.label_smoothing,
+           .predictions =
+               in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr});
       return out;
     }
     out.logits = linear(picked, embeddings, decoder_bias);

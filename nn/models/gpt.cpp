@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/ops.h"
+#include "nn/fused_loss.h"
 #include "nn/models/config_json.h"
 
 namespace heed::nn {
@@ -106,9 +107,10 @@ ModelOutputs GPT::forward(const ModelInputs& in) const {
     HEED_CHECK(in.labels.shape() == in.input_ids.shape(), "GPT: labels {} must match input_ids {}",
                in.labels.shape_str(), in.input_ids.shape_str());
     // The head (tied to wte) and the loss as one op, over chunks of rows.
-    out.loss = linear_cross_entropy(
-        h, wte->weight, in.labels, -100, in.label_smoothing, 0,
-        in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr);
+    out.loss = fused_linear_cross_entropy(
+        h, wte->weight, in.labels,
+        {.label_smoothing = in.label_smoothing,
+         .predictions = in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr});
     return out;
   }
   out.logits = linear(h, wte->weight);  // the LM head is tied to wte
