@@ -15,6 +15,8 @@ struct QueryRows;  // autograd/ops.h
 
 namespace heed::nn {
 
+struct PickedQueries;  // nn/picked_queries.h
+
 // softmax(q k^T / sqrt(d) + mask) v for q [B, h, Tq, d], k and v [B, h, Tk, d].
 // `mask` broadcasts to [B, h, Tq, Tk]: u8 (1 = attend, 0 = masked) or additive float.
 // `causal` stops query i from seeing keys after it. If `probs` is given it receives the
@@ -64,32 +66,64 @@ struct AttentionOutput {
   Tensor probs;   // [B, h, Tq, Tk], only when asked for
 };
 
-class MultiHeadAttention : public Module {
- public:
-  MultiHeadAttention(const AttentionOptions& options, Generator& init,
-                     std::shared_ptr<Generator> dropout_generator);
-
-  // query [B, Tq, C]; key_value [B, Tk, C] for cross-attention, undefined for self-attention;
-  // key_padding_mask [B, Tk] (1 = token, 0 = padding) or undefined.
+// What one forward call attends to and returns besides the output, named at the call:
+// attn.forward(x, {.causal = true, .cache = &cache}) or
+// attn.forward(q, {.key_value = memory, .key_padding_mask = mask}).
+struct AttentionCall {
+  // [B, Tk, C] for cross-attention; undefined for self-attention.
+  Tensor key_value;
+  // [B, Tk] (1 = token, 0 = padding), or undefined.
+  Tensor key_padding_mask;
+  // Query i sees no key after it.
+  bool causal = false;
+  // Fill AttentionOutput::probs.
+  bool need_weights = false;
   // With a cache, self-attention appends the keys and values of the Tq new positions to it
   // and attends over all of them (Tk = cached + Tq; a causal mask aligns the queries to the
   // last keys); cross-attention projects key_value into an empty cache and reuses it after
   // (a cache belongs to one memory). Decoding runs under NoGradGuard: with gradients on, the
   // cache would hold every step's graph.
-  // output_rows (i64 [M], indices into the flattened [B * Tq] queries), if given, keeps only
-  // those rows and `output` is [M, C]: the output projection runs on them alone, and so do
-  // the query projection and the attention itself where nothing asks for the probabilities
-  // of every row (not causal, no cache, separate projections).
-  AttentionOutput forward(const Tensor& query, const Tensor& key_value = Tensor(),
-                          const Tensor& key_padding_mask = Tensor(), bool causal = false,
-                          bool need_weights = false, AttentionCache* cache = nullptr,
-                          const Tensor& output_rows = Tensor()) const;
+  AttentionCache* cache = nullptr;
+  // i64 [M], indices into the flattened [B * Tq] queries: if given, only those rows are kept
+  // and `output` is [M, C]. The output projection runs on them alone, and so do the query
+  // projection and the attention itself where nothing asks for the probabilities of every
+  // row (not causal, no cache, separate projections).
+  Tensor output_rows;
+};
+
+class MultiHeadAttention : public Module {
+ public:
+  MultiHeadAttention(const AttentionOptions& options, Generator& init,
+                     std::shared_ptr<Generator> dropout_generator);
+
+  // query [B, Tq, C]; the rest as AttentionCall says.
+  AttentionOutput forward(const Tensor& query, const AttentionCall& call = {}) const;
 
   AttentionOptions options;
   int64_t head_dim;
   std::shared_ptr<Linear> q_proj, k_proj, v_proj;  // q_proj is the fused one if fused_qkv
   std::shared_ptr<Linear> out_proj;
   std::shared_ptr<Generator> dropout_generator;
+
+ private:
+  // forward's three paths. Self-attention from the fused q/k/v projection in one op (no
+  // cache to read or extend):
+  AttentionOutput fused_self_attention(const Tensor& query, const AttentionCall& call) const;
+  // Attention from the picked queries alone (separate projections, no cache, not causal):
+  AttentionOutput picked_query_attention(const Tensor& query, const Tensor& kv,
+                                         const AttentionCall& call,
+                                         const PickedQueries& picked) const;
+  // Everything else: every query, with or without a KV cache.
+  AttentionOutput full_attention(const Tensor& query, const Tensor& kv,
+                                 const AttentionCall& call) const;
+  // full_attention's q, k and v [B, h, T, d]; k and v stay undefined where a cross-attention
+  // cache holds them already (reuse_keys).
+  struct Heads {
+    Tensor q, k, v;
+  };
+  Heads project_heads(const Tensor& query, const Tensor& kv, bool reuse_keys) const;
+  // The output projection of merged heads [B, Tq, C], on call.output_rows alone if given.
+  Tensor project_output(const Tensor& merged, const Tensor& output_rows) const;
 };
 
 }  // namespace heed::nn

@@ -37,18 +37,20 @@ EncoderLayer::EncoderLayer(const LayerOptions& opts, Generator& init,
       register_module("dropout", std::make_shared<Dropout>(opts.hidden_dropout, dropout_generator));
 }
 
-Tensor EncoderLayer::forward(const Tensor& x, const Tensor& padding_mask, bool causal,
-                             Tensor* attention_probs, AttentionCache* cache,
-                             const Tensor& output_rows) const {
+Tensor EncoderLayer::forward(const Tensor& x, const EncoderLayerCall& call) const {
   // The kept rows of x, [M, C], for the residual sum around attention.
-  const Tensor skip =
-      output_rows.defined() ? embedding(x.reshape({-1, x.size(-1)}), output_rows) : Tensor();
+  const Tensor skip = call.output_rows.defined()
+                          ? embedding(x.reshape({-1, x.size(-1)}), call.output_rows)
+                          : Tensor();
   Tensor h = residual(
       x, *attention_norm, options.norm_first,
       [&](const Tensor& in) {
-        AttentionOutput a = attention->forward(in, Tensor(), padding_mask, causal,
-                                               attention_probs != nullptr, cache, output_rows);
-        if (attention_probs) *attention_probs = a.probs;
+        AttentionOutput a = attention->forward(in, {.key_padding_mask = call.padding_mask,
+                                                    .causal = call.causal,
+                                                    .need_weights = call.attention_probs != nullptr,
+                                                    .cache = call.cache,
+                                                    .output_rows = call.output_rows});
+        if (call.attention_probs) *call.attention_probs = a.probs;
         return dropout->forward(a.output);
       },
       skip);
@@ -75,20 +77,22 @@ DecoderLayer::DecoderLayer(const LayerOptions& opts, Generator& init,
       register_module("dropout", std::make_shared<Dropout>(opts.hidden_dropout, dropout_generator));
 }
 
-Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory, const Tensor& self_padding_mask,
-                             const Tensor& memory_mask, AttentionCache* self_cache,
-                             AttentionCache* cross_cache, Tensor* self_probs,
-                             Tensor* cross_probs) const {
+Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory,
+                             const DecoderLayerCall& call) const {
   Tensor h = residual(x, *self_attention_norm, options.norm_first, [&](const Tensor& in) {
-    AttentionOutput a = self_attention->forward(in, Tensor(), self_padding_mask, true,
-                                                self_probs != nullptr, self_cache);
-    if (self_probs) *self_probs = a.probs;
+    AttentionOutput a = self_attention->forward(in, {.key_padding_mask = call.self_padding_mask,
+                                                     .causal = true,
+                                                     .need_weights = call.self_probs != nullptr,
+                                                     .cache = call.self_cache});
+    if (call.self_probs) *call.self_probs = a.probs;
     return dropout->forward(a.output);
   });
   h = residual(h, *cross_attention_norm, options.norm_first, [&](const Tensor& in) {
-    AttentionOutput a = cross_attention->forward(in, memory, memory_mask, false,
-                                                 cross_probs != nullptr, cross_cache);
-    if (cross_probs) *cross_probs = a.probs;
+    AttentionOutput a = cross_attention->forward(in, {.key_value = memory,
+                                                      .key_padding_mask = call.memory_mask,
+                                                      .need_weights = call.cross_probs != nullptr,
+                                                      .cache = call.cross_cache});
+    if (call.cross_probs) *call.cross_probs = a.probs;
     return dropout->forward(a.output);
   });
   return residual(h, *final_norm, options.norm_first,

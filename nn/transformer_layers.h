@@ -32,19 +32,45 @@ struct LayerOptions {
   LayerNames names;
 };
 
+// What one EncoderLayer::forward call masks, caches and returns besides its output, named at
+// the call: layer.forward(x, {.padding_mask = mask, .causal = true, .cache = &cache}).
+struct EncoderLayerCall {
+  // [B, T] (1 = token), or undefined. With a cache it covers the cached positions too.
+  Tensor padding_mask;
+  // Decoder-only stacks (GPT).
+  bool causal = false;
+  // If given, receives the attention probabilities [B, heads, T, Tk].
+  Tensor* attention_probs = nullptr;
+  // Decoding: x holds only the new positions (MultiHeadAttention's AttentionCall::cache).
+  AttentionCache* cache = nullptr;
+  // i64 [M], indices into the flattened [B * T] positions: if given, only those rows are
+  // returned, [M, C]. Every position still serves as a key and value, but everything after
+  // attention runs on the M rows alone (the last layer under a head that reads a few
+  // positions: masked-LM labels, [CLS]).
+  Tensor output_rows;
+};
+
+// The same for DecoderLayer::forward: layer.forward(x, memory, {.memory_mask = mask}).
+struct DecoderLayerCall {
+  // [B, Tq] (1 = token) over the decoder's own positions (cached ones too), or undefined.
+  Tensor self_padding_mask;
+  // [B, Tk] (1 = token) over the memory, or undefined.
+  Tensor memory_mask;
+  // Decoding: self_cache keeps the decoder's own keys and values, cross_cache the projected
+  // memory; x then holds only the new positions.
+  AttentionCache* self_cache = nullptr;
+  AttentionCache* cross_cache = nullptr;
+  // If given, receive the attention probabilities [B, heads, Tq, Tq] and [B, heads, Tq, Tk].
+  Tensor* self_probs = nullptr;
+  Tensor* cross_probs = nullptr;
+};
+
 class EncoderLayer : public Module {
  public:
   EncoderLayer(const LayerOptions& options, Generator& init,
                std::shared_ptr<Generator> dropout_generator);
-  // x [B, T, C]; padding_mask [B, T] (1 = token) or undefined; causal for decoder-only stacks.
-  // With a cache (decoding), x holds only the new positions and padding_mask covers the
-  // cached ones too. output_rows (i64 [M], indices into the flattened [B * T] positions), if
-  // given, returns only those rows, [M, C]: every position still serves as a key and value,
-  // but everything after attention runs on the M rows alone (the last layer under a head
-  // that reads a few positions: masked-LM labels, [CLS]).
-  Tensor forward(const Tensor& x, const Tensor& padding_mask = Tensor(), bool causal = false,
-                 Tensor* attention_probs = nullptr, AttentionCache* cache = nullptr,
-                 const Tensor& output_rows = Tensor()) const;
+  // x [B, T, C]; the rest as EncoderLayerCall says.
+  Tensor forward(const Tensor& x, const EncoderLayerCall& call = {}) const;
 
   LayerOptions options;
   std::shared_ptr<MultiHeadAttention> attention;
@@ -59,14 +85,8 @@ class DecoderLayer : public Module {
   DecoderLayer(const LayerOptions& options, Generator& init,
                std::shared_ptr<Generator> dropout_generator);
   // x [B, Tq, C] attends causally to itself and, through cross-attention, to `memory`
-  // [B, Tk, C] (the encoder's output) where memory_mask [B, Tk] is 1. With caches (decoding),
-  // x holds only the new positions: self_cache keeps the decoder's own keys and values,
-  // cross_cache the projected memory. self_probs and cross_probs, if given, receive the
-  // attention probabilities [B, heads, Tq, Tq] and [B, heads, Tq, Tk].
-  Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& self_padding_mask = Tensor(),
-                 const Tensor& memory_mask = Tensor(), AttentionCache* self_cache = nullptr,
-                 AttentionCache* cross_cache = nullptr, Tensor* self_probs = nullptr,
-                 Tensor* cross_probs = nullptr) const;
+  // [B, Tk, C] (the encoder's output); the rest as DecoderLayerCall says.
+  Tensor forward(const Tensor& x, const Tensor& memory, const DecoderLayerCall& call = {}) const;
 
   LayerOptions options;
   std::shared_ptr<MultiHeadAttention> self_attention, cross_attention;

@@ -1,8 +1,9 @@
 #include "nn/models/bert.h"
 
 #include "autograd/ops.h"
+#include "nn/fused_loss.h"
+#include "nn/labelled_rows.h"
 #include "nn/models/config_json.h"
-#include "nn/padded_rows.h"
 #include "nn/positional.h"
 
 namespace heed::nn {
@@ -129,8 +130,9 @@ Tensor BertModel::forward(const Tensor& input_ids, const Tensor& attention_mask,
   for (size_t i = 0; i < layers.size(); ++i) {
     Tensor probs;
     const bool last = i + 1 == layers.size();
-    h = layers[i]->forward(h, mask, false, attentions ? &probs : nullptr, nullptr,
-                           last ? output_rows : Tensor());
+    h = layers[i]->forward(h, {.padding_mask = mask,
+                               .attention_probs = attentions ? &probs : nullptr,
+                               .output_rows = last ? output_rows : Tensor()});
     if (attentions) attentions->push_back(probs);
   }
   return h;
@@ -157,47 +159,41 @@ BertForMaskedLM::BertForMaskedLM(const BertConfig& c, uint64_t seed, DType dtype
 }
 
 ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
+  if (in.only_labeled_logits && in.labels.defined()) return forward_labelled(in);
   ModelOutputs out;
-  std::vector<Tensor>* attentions = in.output_attentions ? &out.attentions : nullptr;
-  if (in.only_labeled_logits && in.labels.defined()) {
-    // Only the labelled rows reach the loss: the last layer computes them alone after its
-    // attention (an embedding lookup picks them; its backward scatters the gradient back),
-    // and the head runs on them alone. Repeats of the first row, labelled -100, pad them to
-    // a padded_row_count (they add nothing to the loss or the gradients).
-    std::vector<int64_t> labels = in.labels.to_vector<int64_t>(), rows, kept;
-    for (size_t i = 0; i < labels.size(); ++i) {
-      if (labels[i] != -100) {
-        rows.push_back(static_cast<int64_t>(i));
-        kept.push_back(labels[i]);
-      }
-    }
-    const auto M = static_cast<int64_t>(rows.size());
-    rows.resize(static_cast<size_t>(padded_row_count(M)), M > 0 ? rows[0] : 0);
-    kept.resize(rows.size(), -100);
-    const auto padded = static_cast<int64_t>(rows.size());
-    out.labels = from_vector<int64_t>(kept, {padded});
-    Tensor picked = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids, attentions,
-                                  from_vector<int64_t>(rows, {padded}));
-    picked = transform_norm->forward(
-        activate(transform->forward(picked), parse_activation(config.hidden_act)));
-    const Tensor& embeddings = bert->embeddings->word_embeddings->weight;
-    if (in.head_outputs != HeadOutputs::logits) {
-      // The decoder and the loss as one op: the logits' gradient is made, summed into the
-      // bias gradient and rounded for the products while each row is in cache.
-      out.loss = linear_cross_entropy(
-          picked, embeddings, decoder_bias, out.labels, -100, in.label_smoothing, 0,
-          in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr);
-      return out;
-    }
-    out.logits = linear(picked, embeddings, decoder_bias);
-    out.loss = cross_entropy(out.logits, out.labels, -100, in.label_smoothing);
-    return out;
-  }
-  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids, attentions);
+  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
+                           in.output_attentions ? &out.attentions : nullptr);
   h = transform_norm->forward(activate(transform->forward(h), parse_activation(config.hidden_act)));
   // The decoder is tied to the word embeddings: logits = h E^T + b.
   out.logits = linear(h, bert->embeddings->word_embeddings->weight, decoder_bias);
   if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels, in.label_smoothing);
+  return out;
+}
+
+ModelOutputs BertForMaskedLM::forward_labelled(const ModelInputs& in) const {
+  // Only the labelled rows reach the loss: the last layer computes them alone after its
+  // attention (an embedding lookup picks them; its backward scatters the gradient back),
+  // and the head runs on them alone.
+  ModelOutputs out;
+  const LabelledRows labelled = labelled_rows(in.labels);
+  out.labels = labelled.labels;
+  Tensor picked = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
+                                in.output_attentions ? &out.attentions : nullptr, labelled.rows);
+  picked = transform_norm->forward(
+      activate(transform->forward(picked), parse_activation(config.hidden_act)));
+  const Tensor& embeddings = bert->embeddings->word_embeddings->weight;
+  if (in.head_outputs != HeadOutputs::logits) {
+    // The decoder and the loss as one op: the logits' gradient is made, summed into the
+    // bias gradient and rounded for the products while each row is in cache.
+    out.loss = fused_linear_cross_entropy(
+        picked, embeddings, out.labels,
+        {.bias = decoder_bias,
+         .label_smoothing = in.label_smoothing,
+         .predictions = in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr});
+    return out;
+  }
+  out.logits = linear(picked, embeddings, decoder_bias);
+  out.loss = cross_entropy(out.logits, out.labels, -100, in.label_smoothing);
   return out;
 }
 

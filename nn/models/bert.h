@@ -129,6 +129,10 @@ class BertForMaskedLM : public BertBase {
   std::shared_ptr<Linear> transform;
   std::shared_ptr<LayerNorm> transform_norm;
   Tensor decoder_bias;  // cls.predictions.bias; the decoder weight is the word embeddings
+
+ private:
+  // forward with only_labeled_logits: the last layer and the head on the labelled rows alone.
+  ModelOutputs forward_labelled(const ModelInputs& inputs) const;
 };
 
 class BertForSequenceClassification : public BertBase {

@@ -112,7 +112,7 @@ Tensor EncoderDecoder::encode(const Tensor& input_ids, const Tensor& attention_m
   const Tensor mask = keep_mask(attention_mask);
   for (const auto& layer : encoder->encoder_layers) {
     Tensor probs;
-    h = layer->forward(h, mask, false, attentions ? &probs : nullptr);
+    h = layer->forward(h, {.padding_mask = mask, .attention_probs = attentions ? &probs : nullptr});
     if (attentions) attentions->push_back(probs);
   }
   return h;
@@ -130,10 +130,13 @@ Tensor EncoderDecoder::decode(const Tensor& decoder_input_ids, const Tensor& mem
   const Tensor self_mask = keep_mask(decoder_attention_mask), cross_mask = keep_mask(memory_mask);
   for (size_t i = 0; i < layers.size(); ++i) {
     Tensor self_probs, cross_probs;
-    h = layers[i]->forward(h, memory, self_mask, cross_mask,
-                           cache ? &cache->self_attention[i] : nullptr,
-                           cache ? &cache->cross_attention[i] : nullptr,
-                           attentions ? &self_probs : nullptr, attentions ? &cross_probs : nullptr);
+    h = layers[i]->forward(h, memory,
+                           {.self_padding_mask = self_mask,
+                            .memory_mask = cross_mask,
+                            .self_cache = cache ? &cache->self_attention[i] : nullptr,
+                            .cross_cache = cache ? &cache->cross_attention[i] : nullptr,
+                            .self_probs = attentions ? &self_probs : nullptr,
+                            .cross_probs = attentions ? &cross_probs : nullptr});
     if (attentions) {
       attentions->decoder_attentions.push_back(self_probs);
       attentions->cross_attentions.push_back(cross_probs);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/ops.h"
+#include "nn/fused_loss.h"
 #include "nn/models/config_json.h"
 
 namespace heed::nn {
@@ -84,8 +85,10 @@ Tensor GPT::hidden_states(const Tensor& input_ids, const Tensor& attention_mask,
   const Tensor mask = keep_mask(attention_mask);
   for (size_t i = 0; i < blocks.size(); ++i) {
     Tensor probs;
-    h = blocks[i]->forward(h, mask, /*causal=*/true, attentions ? &probs : nullptr,
-                           cache ? &cache->self_attention[i] : nullptr);
+    h = blocks[i]->forward(h, {.padding_mask = mask,
+                               .causal = true,
+                               .attention_probs = attentions ? &probs : nullptr,
+                               .cache = cache ? &cache->self_attention[i] : nullptr});
     if (attentions) attentions->push_back(probs);
   }
   return ln_f->forward(h);
@@ -104,9 +107,10 @@ ModelOutputs GPT::forward(const ModelInputs& in) const {
     HEED_CHECK(in.labels.shape() == in.input_ids.shape(), "GPT: labels {} must match input_ids {}",
                in.labels.shape_str(), in.input_ids.shape_str());
     // The head (tied to wte) and the loss as one op, over chunks of rows.
-    out.loss = linear_cross_entropy(
-        h, wte->weight, in.labels, -100, in.label_smoothing, 0,
-        in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr);
+    out.loss = fused_linear_cross_entropy(
+        h, wte->weight, in.labels,
+        {.label_smoothing = in.label_smoothing,
+         .predictions = in.head_outputs == HeadOutputs::predictions ? &out.predictions : nullptr});
     return out;
   }
   out.logits = linear(h, wte->weight);  // the LM head is tied to wte

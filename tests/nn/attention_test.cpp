@@ -30,12 +30,11 @@ Tensor random_input(const Shape& s, uint64_t seed) {
 TEST(Attention, CausalNeverSeesTheFuture) {
   Fixture f;
   Tensor x = random_input({2, 6, 16}, 1);
-  std::vector<float> before = f.attn.forward(x, Tensor(), Tensor(), true).output.to_vector<float>();
+  std::vector<float> before = f.attn.forward(x, {.causal = true}).output.to_vector<float>();
   // Change the last token's vector: outputs at positions 0..4 must not move by a single bit.
   Tensor changed = x.clone();
   changed.select(1, 5).copy_(random_input({2, 16}, 2));
-  std::vector<float> after =
-      f.attn.forward(changed, Tensor(), Tensor(), true).output.to_vector<float>();
+  std::vector<float> after = f.attn.forward(changed, {.causal = true}).output.to_vector<float>();
   for (int64_t b = 0; b < 2; ++b) {
     for (int64_t t = 0; t < 6; ++t) {
       for (int64_t c = 0; c < 16; ++c) {
@@ -53,12 +52,11 @@ TEST(Attention, CausalNeverSeesTheFuture) {
 TEST(Attention, EveryFuturePositionIsInvisibleToEarlierOnes) {
   Fixture f;
   Tensor x = random_input({1, 5, 16}, 3);
-  std::vector<float> base = f.attn.forward(x, Tensor(), Tensor(), true).output.to_vector<float>();
+  std::vector<float> base = f.attn.forward(x, {.causal = true}).output.to_vector<float>();
   for (int64_t future = 1; future < 5; ++future) {
     Tensor changed = x.clone();
     changed.select(1, future).mul_(-3.0);
-    std::vector<float> out =
-        f.attn.forward(changed, Tensor(), Tensor(), true).output.to_vector<float>();
+    std::vector<float> out = f.attn.forward(changed, {.causal = true}).output.to_vector<float>();
     for (int64_t t = 0; t < future; ++t) {
       for (int64_t c = 0; c < 16; ++c)
         EXPECT_EQ(base[t * 16 + c], out[t * 16 + c]) << future << "," << t;
@@ -70,17 +68,18 @@ TEST(Attention, PaddedKeysDoNotChangeTheOutput) {
   Fixture f;
   Tensor x = random_input({1, 4, 16}, 4);
   Tensor mask = from_vector<int64_t>({1, 1, 1, 0}, {1, 4});
-  std::vector<float> a = f.attn.forward(x, Tensor(), mask).output.to_vector<float>();
+  std::vector<float> a = f.attn.forward(x, {.key_padding_mask = mask}).output.to_vector<float>();
   Tensor changed = x.clone();
   changed.select(1, 3).copy_(random_input({1, 16}, 5));
-  std::vector<float> b = f.attn.forward(changed, Tensor(), mask).output.to_vector<float>();
+  std::vector<float> b =
+      f.attn.forward(changed, {.key_padding_mask = mask}).output.to_vector<float>();
   for (int64_t i = 0; i < 3 * 16; ++i) EXPECT_EQ(a[i], b[i]);
 }
 
 TEST(Attention, ProbabilitiesAreReturnedAndNormalised) {
   Fixture f;
   Tensor x = random_input({2, 3, 16}, 6), memory = random_input({2, 5, 16}, 7);
-  AttentionOutput out = f.attn.forward(x, memory, Tensor(), false, true);
+  AttentionOutput out = f.attn.forward(x, {.key_value = memory, .need_weights = true});
   ASSERT_TRUE(out.probs.defined());
   EXPECT_EQ(out.probs.shape(), (Shape{2, 4, 3, 5}));
   EXPECT_EQ(out.output.shape(), (Shape{2, 3, 16}));
@@ -133,8 +132,8 @@ TEST(Attention, FusedQkvMatchesSeparateProjections) {
   }
   Generator g(31);
   Tensor x = randn({2, 5, 8}, g, DType::f64);
-  EXPECT_LT(heed::testing::max_relative_error(fused.forward(x, Tensor(), Tensor(), true).output,
-                                              separate.forward(x, Tensor(), Tensor(), true).output),
+  EXPECT_LT(heed::testing::max_relative_error(fused.forward(x, {.causal = true}).output,
+                                              separate.forward(x, {.causal = true}).output),
             1e-12);
   EXPECT_EQ(fused.named_parameters()[0].first, "c_attn.weight");
   EXPECT_EQ(fused.named_parameters()[0].second.shape(), (Shape{8, 24}));
@@ -168,8 +167,9 @@ TEST(Attention, OutputRowsAttendFromThePickedQueriesAlone) {
       x.set_requires_grad(true);
       empty_cache();
       const size_t before = allocator_stats().allocated_bytes;
-      Tensor out = attn.forward(x, cross ? memory : Tensor(), mask, false, false, nullptr,
-                                picked ? rows : Tensor())
+      Tensor out = attn.forward(x, {.key_value = cross ? memory : Tensor(),
+                                    .key_padding_mask = mask,
+                                    .output_rows = picked ? rows : Tensor()})
                        .output;
       if (!picked) out = embedding(out.reshape({B * T, C}), rows);
       held[picked] = allocator_stats().allocated_bytes - before;

@@ -45,7 +45,7 @@ TEST(Gradcheck, EncoderLayerPostLN) {
   EncoderLayer layer(tiny_layer(false), init, std::make_shared<Generator>(6));
   spread_parameters(layer, 7);
   Tensor mask = ids({1, 1, 1, 1, 1, 0}, {2, 3});
-  expect_gradcheck([&](const Inputs& x) { return layer.forward(x[0], mask); },
+  expect_gradcheck([&](const Inputs& x) { return layer.forward(x[0], {.padding_mask = mask}); },
                    with_parameters({param({2, 3, 4}, 8)}, layer));
 }
 
@@ -53,7 +53,7 @@ TEST(Gradcheck, EncoderLayerPreLNCausal) {
   Generator init(9);
   EncoderLayer layer(tiny_layer(true), init, std::make_shared<Generator>(10));
   spread_parameters(layer, 11);
-  expect_gradcheck([&](const Inputs& x) { return layer.forward(x[0], Tensor(), true); },
+  expect_gradcheck([&](const Inputs& x) { return layer.forward(x[0], {.causal = true}); },
                    with_parameters({param({2, 3, 4}, 12)}, layer));
 }
 
@@ -67,7 +67,9 @@ TEST(Gradcheck, EncoderLayerOutputRows) {
     Tensor mask = ids({1, 1, 1, 1, 1, 0}, {2, 3});
     Tensor rows = ids({1, 3, 4}, {3});
     expect_gradcheck(
-        [&](const Inputs& x) { return layer.forward(x[0], mask, false, nullptr, nullptr, rows); },
+        [&](const Inputs& x) {
+          return layer.forward(x[0], {.padding_mask = mask, .output_rows = rows});
+        },
         with_parameters({param({2, 3, 4}, 33)}, layer));
   }
 }
@@ -78,7 +80,7 @@ TEST(Gradcheck, DecoderLayer) {
   spread_parameters(layer, 15);
   Tensor memory_mask = ids({1, 1, 1, 1, 1, 1, 0, 0}, {2, 4});
   expect_gradcheck(
-      [&](const Inputs& x) { return layer.forward(x[0], x[1], Tensor(), memory_mask); },
+      [&](const Inputs& x) { return layer.forward(x[0], x[1], {.memory_mask = memory_mask}); },
       with_parameters({param({2, 3, 4}, 16), param({2, 4, 4}, 17)}, layer));
 }
 

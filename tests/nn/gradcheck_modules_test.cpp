@@ -99,7 +99,11 @@ void check_attention(const AttentionCase& c) {
   expect_gradcheck(
       [&](const Inputs& x) {
         gen->set_state({kDropoutSeed, 0});
-        return attn.forward(x[0], c.cross ? x[1] : Tensor(), mask, c.causal).output;
+        return attn
+            .forward(x[0], {.key_value = c.cross ? x[1] : Tensor(),
+                            .key_padding_mask = mask,
+                            .causal = c.causal})
+            .output;
       },
       with_parameters(inputs, attn));
 }

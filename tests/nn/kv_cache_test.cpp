@@ -55,10 +55,10 @@ TEST_P(KVCacheTest, SelfAttentionStepByStepEqualsTheCausalForward) {
                             init, std::make_shared<Generator>(1));
     attn.eval();
     const Tensor x = random_input({2, 6, 16}, 1, dtype);
-    const Tensor full = attn.forward(x, Tensor(), Tensor(), true).output;
+    const Tensor full = attn.forward(x, {.causal = true}).output;
     AttentionCache cache;
     const Tensor stepped = step_by_step(6, 2, [&](int64_t a, int64_t b) {
-      return attn.forward(positions(x, a, b), Tensor(), Tensor(), true, false, &cache).output;
+      return attn.forward(positions(x, a, b), {.causal = true, .cache = &cache}).output;
     });
     EXPECT_EQ(cache.length(), 6);
     EXPECT_LT(max_relative_error(stepped, full), tolerance(dtype)) << "fused " << fused;
@@ -75,20 +75,23 @@ TEST_P(KVCacheTest, ThePaddingMaskCoversTheCachedPositions) {
   const Tensor x = random_input({2, 5, 16}, 2, dtype);
   // Row 1 hides its positions 1 and 3 from every later query.
   const Tensor mask = from_vector<int64_t>({1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, {2, 5});
-  const Tensor full = attn.forward(x, Tensor(), mask, true).output;
+  const Tensor full = attn.forward(x, {.key_padding_mask = mask, .causal = true}).output;
   AttentionCache cache;
   const Tensor stepped = step_by_step(5, 1, [&](int64_t a, int64_t b) {
     return attn
-        .forward(positions(x, a, b), Tensor(), mask.slice(1, 0, b).contiguous(), true, false,
-                 &cache)
+        .forward(
+            positions(x, a, b),
+            {.key_padding_mask = mask.slice(1, 0, b).contiguous(), .causal = true, .cache = &cache})
         .output;
   });
   EXPECT_LT(max_relative_error(stepped, full), tolerance(dtype));
   // A mask of only the new position is a shape error naming the key length, and the failed
   // step leaves the cache as it was.
-  EXPECT_THROW(attn.forward(positions(x, 4, 5), Tensor(), mask.slice(1, 4, 5).contiguous(), true,
-                            false, &cache),
-               Error);
+  EXPECT_THROW(
+      attn.forward(
+          positions(x, 4, 5),
+          {.key_padding_mask = mask.slice(1, 4, 5).contiguous(), .causal = true, .cache = &cache}),
+      Error);
   EXPECT_EQ(cache.length(), 5);
 }
 
@@ -101,18 +104,18 @@ TEST_P(KVCacheTest, CrossAttentionProjectsTheMemoryOnceAndReusesIt) {
   attn.eval();
   const Tensor query = random_input({2, 3, 16}, 3, dtype);
   const Tensor memory = random_input({2, 7, 16}, 4, dtype);
-  const Tensor full = attn.forward(query, memory).output;
+  const Tensor full = attn.forward(query, {.key_value = memory}).output;
   AttentionCache cache;
-  attn.forward(positions(query, 0, 1), memory, Tensor(), false, false, &cache);
+  attn.forward(positions(query, 0, 1), {.key_value = memory, .cache = &cache});
   EXPECT_EQ(cache.length(), 7);
   // Later steps read the cached projections (a cache belongs to one memory): another memory
   // of the same shape changes nothing, one of another length is an error.
   const Tensor other = random_input({2, 7, 16}, 5, dtype);
   const Tensor later =
-      attn.forward(positions(query, 1, 3), other, Tensor(), false, false, &cache).output;
+      attn.forward(positions(query, 1, 3), {.key_value = other, .cache = &cache}).output;
   EXPECT_LT(max_relative_error(later, positions(full, 1, 3)), tolerance(dtype));
-  EXPECT_THROW(attn.forward(positions(query, 1, 2), random_input({2, 6, 16}, 6, dtype), Tensor(),
-                            false, false, &cache),
+  EXPECT_THROW(attn.forward(positions(query, 1, 2),
+                            {.key_value = random_input({2, 6, 16}, 6, dtype), .cache = &cache}),
                Error);
 }
 
@@ -126,13 +129,13 @@ TEST_P(KVCacheTest, SelectRowsReordersRepeatsAndDropsRows) {
   const Tensor x = random_input({3, 4, 16}, 6, dtype);
   KVCache kv;
   kv.self_attention.resize(1);
-  attn.forward(positions(x, 0, 3), Tensor(), Tensor(), true, false, &kv.self_attention[0]);
+  attn.forward(positions(x, 0, 3), {.causal = true, .cache = &kv.self_attention[0]});
   const std::vector<int64_t> rows{2, 0, 0};
   kv.select_rows(rows);
   const Tensor picked = select_batch_rows(x, rows);
-  const Tensor full = attn.forward(picked, Tensor(), Tensor(), true).output;
+  const Tensor full = attn.forward(picked, {.causal = true}).output;
   const Tensor last =
-      attn.forward(positions(picked, 3, 4), Tensor(), Tensor(), true, false, &kv.self_attention[0])
+      attn.forward(positions(picked, 3, 4), {.causal = true, .cache = &kv.self_attention[0]})
           .output;
   EXPECT_LT(max_relative_error(last, positions(full, 3, 4)), tolerance(dtype));
   EXPECT_THROW(kv.select_rows({3}), Error);
