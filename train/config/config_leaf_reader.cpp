@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "train/config/config_overrides.h"
+#include "train/config/did_you_mean.h"
+#include "train/config/task_names.h"
 
 namespace heed::train {
 
@@ -52,6 +54,22 @@ void read(const YAML::Node& node, std::vector<std::string>& out, const Ctx& ctx)
     if (!item.IsScalar()) ctx.fail_expected("a list of strings", node);
     out.push_back(item.Scalar());
   }
+}
+
+void read(const YAML::Node& node, TaskName& out, const Ctx& ctx) {
+  const std::vector<std::string> names = task_names();
+  out.name = names[read_name(node, names, "task", ctx)];
+}
+
+size_t read_name(const YAML::Node& node, const std::vector<std::string>& names,
+                 std::string_view what, const Ctx& ctx) {
+  if (!node.IsScalar()) {
+    ctx.fail_expected(fmt::format("one of {}", fmt::join(names, ", ")).c_str(), node);
+  }
+  if (auto it = std::ranges::find(names, node.Scalar()); it != names.end()) {
+    return it - names.begin();
+  }
+  config_fail(ctx.where, "{}: {}", ctx.key, unknown_name(what, node.Scalar(), names));
 }
 
 }  // namespace heed::train

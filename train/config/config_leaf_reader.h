@@ -8,12 +8,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "train/config/config_origins.h"
 #include "train/config/config_schema.h"
-#include "train/config/did_you_mean.h"
 #include "train/config/yaml_file.h"
 
 namespace heed::train {
@@ -33,6 +33,13 @@ void read(const YAML::Node& node, bool& out, const Ctx& ctx);
 void read(const YAML::Node& node, std::string& out, const Ctx& ctx);
 void read(const YAML::Node& node, std::array<double, 2>& out, const Ctx& ctx);
 void read(const YAML::Node& node, std::vector<std::string>& out, const Ctx& ctx);
+// One of the registered tasks' names (task_names.h).
+void read(const YAML::Node& node, TaskName& out, const Ctx& ctx);
+
+// The index in `names` of the node's name; else the error "unknown WHAT 'x'" with a likely
+// typo's fix or the names to choose from. Enums and task names fail alike.
+size_t read_name(const YAML::Node& node, const std::vector<std::string>& names,
+                 std::string_view what, const Ctx& ctx);
 
 template <typename E>
 requires std::is_enum_v<E>
@@ -40,18 +47,7 @@ void read(const YAML::Node& node, E& out, const Ctx& ctx) {
   constexpr auto& values = EnumInfo<E>::values;
   std::vector<std::string> names;
   for (const auto& [value, name] : values) names.emplace_back(name);
-  if (!node.IsScalar()) {
-    ctx.fail_expected(fmt::format("one of {}", fmt::join(names, ", ")).c_str(), node);
-  }
-  for (const auto& [value, name] : values) {
-    if (name == node.Scalar()) return void(out = value);
-  }
-  if (auto suggestion = did_you_mean(node.Scalar(), names)) {
-    config_fail(ctx.where, "{}: unknown {} '{}' (did you mean '{}'?)", ctx.key, EnumInfo<E>::what,
-                node.Scalar(), *suggestion);
-  }
-  config_fail(ctx.where, "{}: unknown {} '{}' (expected one of {})", ctx.key, EnumInfo<E>::what,
-              node.Scalar(), fmt::join(names, ", "));
+  out = values[read_name(node, names, EnumInfo<E>::what, ctx)].first;
 }
 
 template <typename T>
