@@ -40,7 +40,7 @@ using Clock = std::chrono::steady_clock;
 
 // A model of the comparison and the shape of its batches.
 struct Workload {
-  train::Task task;
+  std::string task;  // the config's name of it: mlm, clm or seq2seq
   int64_t vocab = 8192, hidden = 256, layers = 4, heads = 4, ffn = 1024;
   int64_t batch = 32, seq = 128;
   int64_t target_seq = 0;  // seq2seq: decoder length (seq is the source length)
@@ -48,13 +48,13 @@ struct Workload {
 };
 
 Workload workload(const std::string& name) {
-  if (name == "bert-mini") return {.task = train::Task::kMlm};
-  if (name == "gpt-mini") return {.task = train::Task::kClm};
+  if (name == "bert-mini") return {.task = "mlm"};
+  if (name == "gpt-mini") return {.task = "clm"};
   if (name == "bert-small") {
-    return {.task = train::Task::kMlm, .hidden = 512, .heads = 8, .ffn = 2048, .batch = 16};
+    return {.task = "mlm", .hidden = 512, .heads = 8, .ffn = 2048, .batch = 16};
   }
   if (name == "seq2seq") {  // shaped like configs/seq2seq_g2p.yaml: characters, short words
-    return {.task = train::Task::kSeq2Seq,
+    return {.task = "seq2seq",
             .vocab = 64,
             .layers = 3,
             .batch = 128,
@@ -68,45 +68,41 @@ Workload workload(const std::string& name) {
 
 std::shared_ptr<nn::PretrainedModel> build(const Workload& w) {
   constexpr double kDropout = 0.1;
-  switch (w.task) {
-    case train::Task::kMlm: {
-      nn::BertConfig c{.vocab_size = w.vocab,
-                       .hidden_size = w.hidden,
-                       .num_hidden_layers = w.layers,
-                       .num_attention_heads = w.heads,
-                       .intermediate_size = w.ffn,
-                       .hidden_dropout_prob = kDropout,
-                       .attention_probs_dropout_prob = kDropout,
-                       .max_position_embeddings = w.seq};
-      return std::make_shared<nn::BertForMaskedLM>(c, 1);
-    }
-    case train::Task::kClm: {
-      nn::GPT2Config c{.vocab_size = w.vocab,
-                       .n_positions = w.seq,
-                       .n_embd = w.hidden,
-                       .n_layer = w.layers,
-                       .n_head = w.heads,
-                       .n_inner = w.ffn,
-                       .resid_pdrop = kDropout,
-                       .embd_pdrop = kDropout,
-                       .attn_pdrop = kDropout};
-      return std::make_shared<nn::GPT>(c, 1);
-    }
-    default: {
-      nn::BartConfig c{.vocab_size = w.vocab,
-                       .max_position_embeddings = std::max(w.seq, w.target_seq),
-                       .d_model = w.hidden,
-                       .encoder_layers = w.layers,
-                       .decoder_layers = w.layers,
-                       .encoder_attention_heads = w.heads,
-                       .decoder_attention_heads = w.heads,
-                       .encoder_ffn_dim = w.ffn,
-                       .decoder_ffn_dim = w.ffn,
-                       .dropout = kDropout,
-                       .attention_dropout = kDropout};
-      return std::make_shared<nn::EncoderDecoder>(c, 1);
-    }
+  if (w.task == "mlm") {
+    nn::BertConfig c{.vocab_size = w.vocab,
+                     .hidden_size = w.hidden,
+                     .num_hidden_layers = w.layers,
+                     .num_attention_heads = w.heads,
+                     .intermediate_size = w.ffn,
+                     .hidden_dropout_prob = kDropout,
+                     .attention_probs_dropout_prob = kDropout,
+                     .max_position_embeddings = w.seq};
+    return std::make_shared<nn::BertForMaskedLM>(c, 1);
   }
+  if (w.task == "clm") {
+    nn::GPT2Config c{.vocab_size = w.vocab,
+                     .n_positions = w.seq,
+                     .n_embd = w.hidden,
+                     .n_layer = w.layers,
+                     .n_head = w.heads,
+                     .n_inner = w.ffn,
+                     .resid_pdrop = kDropout,
+                     .embd_pdrop = kDropout,
+                     .attn_pdrop = kDropout};
+    return std::make_shared<nn::GPT>(c, 1);
+  }
+  nn::BartConfig c{.vocab_size = w.vocab,
+                   .max_position_embeddings = std::max(w.seq, w.target_seq),
+                   .d_model = w.hidden,
+                   .encoder_layers = w.layers,
+                   .decoder_layers = w.layers,
+                   .encoder_attention_heads = w.heads,
+                   .decoder_attention_heads = w.heads,
+                   .encoder_ffn_dim = w.ffn,
+                   .decoder_ffn_dim = w.ffn,
+                   .dropout = kDropout,
+                   .attention_dropout = kDropout};
+  return std::make_shared<nn::EncoderDecoder>(c, 1);
 }
 
 // A batch as the task's collator shapes it, from random ids (no padding).
@@ -119,7 +115,7 @@ data::Batch synthetic_batch(const Workload& w, Generator& g) {
   for (int64_t i = 0; i < n; ++i) b.input_ids.push_back(token());
   b.attention_mask.assign(n, 1);
   b.token_type_ids.assign(n, 0);
-  if (w.task == train::Task::kMlm) {
+  if (w.task == "mlm") {
     // Exactly 15% of the positions predicted, at random places: every batch then has the
     // same shapes, as in bench/pytorch_train_step.py.
     b.label_len = w.seq;
@@ -131,7 +127,7 @@ data::Batch synthetic_batch(const Workload& w, Generator& g) {
     }
     const int64_t labelled = std::llround(0.15 * static_cast<double>(n));
     for (int64_t i = 0; i < labelled; ++i) b.labels[order[i]] = b.input_ids[order[i]];
-  } else if (w.task == train::Task::kClm) {  // labels[t] = input_ids[t + 1]
+  } else if (w.task == "clm") {  // labels[t] = input_ids[t + 1]
     b.label_len = w.seq;
     for (int64_t i = 0; i < n; ++i) {
       b.labels.push_back((i + 1) % w.seq == 0 ? -100 : b.input_ids[i + 1]);
@@ -163,7 +159,7 @@ double flops_per_step(const Workload& w, double labelled_fraction, double query_
   const double H = w.hidden, I = w.ffn, V = w.vocab, B = w.batch, T = w.seq;
   const double layer = 4 * H * H + 2 * H * I;
   const double attention = 2 * B * T * T * H;  // QK^T and PV, per layer
-  if (w.task == train::Task::kMlm) {
+  if (w.task == "mlm") {
     const double head = labelled_fraction * (H * H + H * V);
     const double skipped =
         executed ? (1 - labelled_fraction) * (H * H + 2 * H * I) + (1 - query_fraction) * H * H
@@ -172,8 +168,7 @@ double flops_per_step(const Workload& w, double labelled_fraction, double query_
     return 6 *
            (B * T * (w.layers * layer + head - skipped) + w.layers * attention - attention_skipped);
   }
-  if (w.task == train::Task::kClm)
-    return 6 * (B * T * (w.layers * layer + H * V) + w.layers * attention);
+  if (w.task == "clm") return 6 * (B * T * (w.layers * layer + H * V) + w.layers * attention);
   const double Tt = w.target_seq;
   const double encoder = B * T * layer + attention;
   // Decoder: self-attention, cross-attention (q and out on the target, k and v on the source),

@@ -131,7 +131,7 @@ eval: {every_steps: 250, max_batches: 50}
 checkpoint: {every_steps: 500, keep_last: 3}
 logging: {every_steps: 10}
 )"));
-  EXPECT_EQ(c.task, Task::kMlm);
+  EXPECT_EQ(c.task.name, "mlm");
   EXPECT_EQ(c.model.arch, Arch::kBert);
   EXPECT_EQ(c.model.bert.hidden_size, 256);
   EXPECT_EQ(c.model.bert.num_hidden_layers, 4);
@@ -296,7 +296,7 @@ init_from: {DIR}/ckpt
 data: {train: {DIR}/train.txt, labels: [ham, spam]}
 train: {max_steps: 10, output_dir: out}
 )"));
-  EXPECT_EQ(classify.task, Task::kClassification);
+  EXPECT_EQ(classify.task.name, "classification");
   EXPECT_EQ(classify.model.bert.classifier_dropout, 0.2);
   EXPECT_EQ(classify.model.num_labels, 2);
   EXPECT_EQ(classify.data.labels, (std::vector<std::string>{"ham", "spam"}));

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/error.h"
+#include "train/config/task_names.h"
 #include "train/run/task_setup.h"
 #include "train/tasks/load_run_config.h"
 #include "train/tasks/task.h"
@@ -19,16 +22,31 @@ namespace fs = std::filesystem;
 
 using Texts = std::vector<std::string_view>;
 
+// Each task registers itself from its own file, which nothing else calls into: linked from a
+// static library as it is, the file would be dropped with its registration (train/CMakeLists.txt).
+// Listed in the order of their ranks, as messages and configs/README.md list them.
+TEST(Tasks, EveryTaskRegistersItselfUnderItsYamlName) {
+  EXPECT_EQ(task_names(), (std::vector<std::string>{"mlm", "clm", "seq2seq", "classification",
+                                                    "token_classification"}));
+  EXPECT_EQ(task_for("mlm").architecture(), Arch::kBert);
+  EXPECT_EQ(task_for("clm").architecture(), Arch::kGpt2);
+  EXPECT_EQ(task_for("seq2seq").architecture(), Arch::kBart);
+  EXPECT_TRUE(task_for("seq2seq").has_targets());
+  EXPECT_EQ(task_for("classification").architecture(), Arch::kBert);
+  EXPECT_EQ(task_for("token_classification").architecture(), Arch::kBert);
+  EXPECT_THROW(task_for("translation"), Error);
+}
+
 TEST(Tasks, VocabularyTextsAreTheTextColumnsOfEachTasksFiles) {
-  EXPECT_EQ(task_for(Task::kMlm).vocabulary_texts("a line\tof text"), Texts{"a line\tof text"});
-  EXPECT_EQ(task_for(Task::kClm).vocabulary_texts("plain text"), Texts{"plain text"});
+  EXPECT_EQ(task_for("mlm").vocabulary_texts("a line\tof text"), Texts{"a line\tof text"});
+  EXPECT_EQ(task_for("clm").vocabulary_texts("plain text"), Texts{"plain text"});
   // label<TAB>text (and a pair's second text): never the label.
-  EXPECT_EQ(task_for(Task::kClassification).vocabulary_texts("spam\tbuy now\tcheap"),
+  EXPECT_EQ(task_for("classification").vocabulary_texts("spam\tbuy now\tcheap"),
             (Texts{"buy now", "cheap"}));
   // word<TAB>tag: never the tag.
-  EXPECT_EQ(task_for(Task::kTokenClassification).vocabulary_texts("dogs\tNNS"), Texts{"dogs"});
+  EXPECT_EQ(task_for("token_classification").vocabulary_texts("dogs\tNNS"), Texts{"dogs"});
   // source<TAB>target: both sides share the vocabulary.
-  EXPECT_EQ(task_for(Task::kSeq2Seq).vocabulary_texts("the house\tdas haus"),
+  EXPECT_EQ(task_for("seq2seq").vocabulary_texts("the house\tdas haus"),
             (Texts{"the house", "das haus"}));
 }
 

@@ -58,7 +58,7 @@ std::vector<double> loss_curve(MatmulPrecision precision, int64_t steps) {
   std::vector<double> losses;
   for (int64_t s = 0; s < steps; ++s) {
     train::StepOutcome o =
-        train::train_step(train::task_for(train::Task::kMlm), model, *optimizer,
+        train::train_step(train::task_for("mlm"), model, *optimizer,
                           [&] { return batches[next++ % batches.size()]; }, {.max_grad_norm = 1.0});
     losses.push_back(o.loss);
   }
@@ -100,7 +100,7 @@ TEST(TrainStep, AMicroBatchWithoutTargetsIsSkippedAndAStepOfOnlySuchMakesNoUpdat
                    .max_position_embeddings = 16};
   nn::BertForMaskedLM model(c, 7);
   auto optimizer = train::make_optimizer({.lr = 1e-2}, model);
-  const train::TrainingTask& mlm = train::task_for(train::Task::kMlm);
+  const train::TrainingTask& mlm = train::task_for("mlm");
   data::Batch with = counting_batches(1, 4, 8, c.vocab_size).front();
   ASSERT_GT(with.num_target_tokens, 0);
   data::Batch without = with;

@@ -28,7 +28,15 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
-enum class Task { kMlm, kClm, kSeq2Seq, kClassification, kTokenClassification };
+// A task, by its YAML name ("mlm"). The tasks name themselves: each registers its name from
+// its own file (train/tasks/registry.h), and task_names.h lists the names. Its own type rather
+// than a std::string so that the schema's reader checks it against that list.
+struct TaskName {
+  std::string name;
+  bool operator==(const TaskName&) const = default;
+  bool operator==(std::string_view other) const { return name == other; }
+};
+
 enum class Arch { kBert, kGpt2, kBart };
 enum class TokenizerType { kWordPiece, kBpe, kSentencePiece, kChar };
 enum class OptimizerName { kAdamW, kSgd };
@@ -37,7 +45,6 @@ enum class Resume { kNever, kAuto };
 enum class Progress { kAuto, kAlways, kNever };
 
 // The YAML spelling of each value ("mlm", "gpt2", "wordpiece", ...).
-std::string_view to_string(Task value);
 std::string_view to_string(Arch value);
 std::string_view to_string(TokenizerType value);
 std::string_view to_string(OptimizerName value);
@@ -200,7 +207,7 @@ struct Origins {
 };
 
 struct RunConfig {
-  Task task = Task::kMlm;  // required
+  TaskName task = {"mlm"};  // required
   ModelConfig model;
   std::optional<std::string> init_from;  // a checkpoint directory to start from
   TokenizerConfig tokenizer;

@@ -1,14 +1,14 @@
-// YAML -> RunConfig: parse the file, apply the `--set` overrides to the YAML tree, read it
-// through the schema (types, unknown keys, required keys), then validate the values.
+// YAML -> RunConfig: parse the file, apply the `--set` overrides to the YAML tree
+// (config_overrides.h), read it through the schema (types, unknown keys, required keys; each
+// value by config_leaf_reader.h), then validate the values.
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
-#include <sstream>
 
 #include "train/config/config.h"
+#include "train/config/config_leaf_reader.h"
 #include "train/config/config_origins.h"
+#include "train/config/config_overrides.h"
 #include "train/config/config_schema.h"
 #include "train/config/did_you_mean.h"
 #include "train/config/yaml_file.h"
@@ -49,139 +49,11 @@ struct Entry {
   YAML::Node value;
 };
 
-// What a leaf reader needs to report a problem.
-struct Ctx {
-  std::string where;
-  std::string key;
-  [[noreturn]] void fail_expected(const char* what, const YAML::Node& node) const {
-    config_fail(where, "{}: expected {}, got {}", key, what, describe_yaml(node));
-  }
-};
-
-// Numbers and booleans must be plain scalars: `"32"` in quotes is a string.
-bool is_plain_scalar(const YAML::Node& node) {
-  return node.IsScalar() && node.Tag() == "?";
-}
-
-// YAML 1.1's merge key, `<<: *base`: a plain `<<` (a quoted one is an ordinary key).
-bool is_merge_key(const YAML::Node& key) {
-  return is_plain_scalar(key) && key.Scalar() == "<<";
-}
-
-// The mappings a merge key's value names: one mapping, or a list of them, earlier ones first.
-std::vector<YAML::Node> merged_mappings(const YAML::Node& value) {
-  if (value.IsMap()) return {value};
-  std::vector<YAML::Node> maps;
-  if (value.IsSequence()) {
-    for (const YAML::Node& item : value) {
-      if (!item.IsMap()) return {};
-      maps.push_back(item);
-    }
-  }
-  return maps;
-}
-
-// The value `key` has in `map` through its merge keys only (the mapping's own key left aside);
-// an undefined node if none gives it.
-YAML::Node inherited_value(const YAML::Node& map, const std::string& key, int depth = 0) {
-  if (!map.IsMap() || depth > 100) return YAML::Node(YAML::NodeType::Undefined);
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    if (!is_merge_key(it->first)) continue;
-    for (const YAML::Node& source : merged_mappings(it->second)) {
-      for (auto field = source.begin(); field != source.end(); ++field) {
-        if (field->first.IsScalar() && !is_merge_key(field->first) &&
-            field->first.Scalar() == key) {
-          return field->second;
-        }
-      }
-      if (YAML::Node deeper = inherited_value(source, key, depth + 1); deeper.IsDefined()) {
-        return deeper;
-      }
-    }
-  }
-  return YAML::Node(YAML::NodeType::Undefined);
-}
-
-void read(const YAML::Node& node, int64_t& out, const Ctx& ctx) {
-  if (!is_plain_scalar(node) || !YAML::convert<int64_t>::decode(node, out)) {
-    ctx.fail_expected("an integer", node);
-  }
-}
-
-void read(const YAML::Node& node, double& out, const Ctx& ctx) {
-  if (!is_plain_scalar(node) || !YAML::convert<double>::decode(node, out) || !std::isfinite(out)) {
-    ctx.fail_expected("a finite number", node);
-  }
-}
-
-void read(const YAML::Node& node, bool& out, const Ctx& ctx) {
-  // Only true/false: YAML 1.1's yes/no/on/off/y/n surprise more often than they help.
-  static const std::vector<std::string> kTrue{"true", "True", "TRUE"},
-      kFalse{"false", "False", "FALSE"};
-  if (is_plain_scalar(node)) {
-    if (std::ranges::count(kTrue, node.Scalar())) return void(out = true);
-    if (std::ranges::count(kFalse, node.Scalar())) return void(out = false);
-  }
-  ctx.fail_expected("true or false", node);
-}
-
-void read(const YAML::Node& node, std::string& out, const Ctx& ctx) {
-  if (!node.IsScalar()) ctx.fail_expected("a string", node);
-  out = node.Scalar();
-}
-
-void read(const YAML::Node& node, std::array<double, 2>& out, const Ctx& ctx) {
-  if (!node.IsSequence() || node.size() != 2) ctx.fail_expected("a list of 2 numbers", node);
-  for (size_t i = 0; i < 2; ++i) {
-    if (!is_plain_scalar(node[i]) || !YAML::convert<double>::decode(node[i], out[i]) ||
-        !std::isfinite(out[i])) {
-      ctx.fail_expected("a list of 2 numbers", node);
-    }
-  }
-}
-
-void read(const YAML::Node& node, std::vector<std::string>& out, const Ctx& ctx) {
-  if (!node.IsSequence()) ctx.fail_expected("a list of strings", node);
-  out.clear();
-  for (const YAML::Node& item : node) {
-    if (!item.IsScalar()) ctx.fail_expected("a list of strings", node);
-    out.push_back(item.Scalar());
-  }
-}
-
-template <typename E>
-requires std::is_enum_v<E>
-void read(const YAML::Node& node, E& out, const Ctx& ctx) {
-  constexpr auto& values = EnumInfo<E>::values;
-  std::vector<std::string> names;
-  for (const auto& [value, name] : values) names.emplace_back(name);
-  if (!node.IsScalar()) {
-    ctx.fail_expected(fmt::format("one of {}", fmt::join(names, ", ")).c_str(), node);
-  }
-  for (const auto& [value, name] : values) {
-    if (name == node.Scalar()) return void(out = value);
-  }
-  if (auto suggestion = did_you_mean(node.Scalar(), names)) {
-    config_fail(ctx.where, "{}: unknown {} '{}' (did you mean '{}'?)", ctx.key, EnumInfo<E>::what,
-                node.Scalar(), *suggestion);
-  }
-  config_fail(ctx.where, "{}: unknown {} '{}' (expected one of {})", ctx.key, EnumInfo<E>::what,
-              node.Scalar(), fmt::join(names, ", "));
-}
-
-template <typename T>
-void read(const YAML::Node& node, std::optional<T>& out, const Ctx& ctx) {
-  if (node.IsNull()) return void(out.reset());
-  T value{};
-  read(node, value, ctx);
-  out = std::move(value);
-}
-
 // The schema visitor that fills a RunConfig from a YAML tree.
 class Reader {
  public:
   Reader(const YAML::Node& root, RunConfig& config, Origins& origins,
-         const std::map<std::string, std::string, std::less<>>& overrides)
+         const OverrideOrigins& overrides)
       : config_(config), origins_(origins), overrides_(overrides) {
     scopes_.emplace_back("", origins.file + ":1", entries_of(root, ""));
   }
@@ -353,61 +225,9 @@ class Reader {
 
   RunConfig& config_;
   Origins& origins_;
-  const std::map<std::string, std::string, std::less<>>& overrides_;
+  const OverrideOrigins& overrides_;
   std::vector<Scope> scopes_;
 };
-
-// Sets `parts[i..]` under `node` to `value`, creating sections on the way.
-void set_path(YAML::Node node, const std::vector<std::string>& parts, size_t i,
-              const YAML::Node& value, const std::string& origin) {
-  YAML::Node child = node[parts[i]];
-  if (i + 1 == parts.size()) {
-    child = value;
-    return;
-  }
-  // A section the mapping has only through a merge key (`<<: *base`) is copied in first, so
-  // that the override changes one key of it, here only, and the anchor stays as written.
-  if (!child.IsDefined()) {
-    if (const YAML::Node inherited = inherited_value(node, parts[i]); inherited.IsMap()) {
-      child = YAML::Clone(inherited);
-    }
-  }
-  if (!child.IsDefined() || child.IsNull()) {
-    child = YAML::Node(YAML::NodeType::Map);
-  } else if (!child.IsMap()) {
-    const std::string prefix =
-        fmt::format("{}", fmt::join(parts.begin(), parts.begin() + i + 1, "."));
-    throw ConfigError(fmt::format("{}: '{}' is a value, not a section", origin, prefix));
-  }
-  set_path(child, parts, i + 1, value, origin);
-}
-
-// Applies one "dotted.key=yaml value" to the tree and notes which key it set, and where it came
-// from (`origin`, as messages name it: "--set TEXT", or a pipeline stage's line).
-void apply_override(YAML::Node& root, const std::string& text, const std::string& origin,
-                    std::map<std::string, std::string, std::less<>>& overrides) {
-  const size_t eq = text.find('=');
-  const std::string key = text.substr(0, eq);
-  std::vector<std::string> parts;
-  std::stringstream stream(key);
-  for (std::string part; std::getline(stream, part, '.');) parts.push_back(part);
-  const bool valid_key = eq != std::string::npos && !key.empty() && key.back() != '.' &&
-                         std::ranges::none_of(parts, &std::string::empty);
-  if (!valid_key) {
-    throw ConfigError(
-        fmt::format("{}: expected key=value with a dotted key, as optim.lr=3e-4", origin));
-  }
-  YAML::Node value;
-  try {
-    value = YAML::Load(text.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("{}: invalid YAML value: {}", origin, e.msg));
-  }
-  set_path(root, parts, 0, value, origin);
-  // A later override of a section replaces what earlier ones set inside it.
-  std::erase_if(overrides, [&](const auto& kv) { return kv.first.starts_with(key + "."); });
-  overrides[key] = origin;
-}
 
 // The file's config as it is written, its types and keys checked but not its values.
 RunConfig read_config(const std::string& path, const std::vector<std::string>& overrides,
@@ -418,12 +238,7 @@ RunConfig read_config(const std::string& path, const std::vector<std::string>& o
     throw ConfigError(
         fmt::format("{}:1: expected a mapping of sections (task, model, data, ...)", path));
   }
-  std::map<std::string, std::string, std::less<>> override_of;
-  for (size_t i = 0; i < overrides.size(); ++i) {
-    const bool labelled = i < checks.override_origins.size() && !checks.override_origins[i].empty();
-    apply_override(root, overrides[i],
-                   labelled ? checks.override_origins[i] : "--set " + overrides[i], override_of);
-  }
+  const OverrideOrigins override_of = apply_overrides(root, overrides, checks);
 
   RunConfig config;
   Reader reader(root, config, origins, override_of);

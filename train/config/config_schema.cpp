@@ -45,9 +45,6 @@ struct RowFinder {
 
 }  // namespace
 
-std::string_view to_string(Task value) {
-  return enum_name(value);
-}
 std::string_view to_string(Arch value) {
   return enum_name(value);
 }

@@ -7,7 +7,7 @@
 //
 // A visitor V provides
 //   v.field(key, value, row)    for a leaf (value: int64_t, double, bool, std::string, an
-//                               enum of EnumInfo, std::array<double, 2>, a vector of
+//                               enum of EnumInfo, a TaskName, std::array<double, 2>, a vector of
 //                               strings, or an optional of these)
 //   v.section(key, body)        for a nested mapping; body() visits its keys
 // C is RunConfig or const RunConfig, so one schema serves readers and writers.
@@ -104,9 +104,6 @@ struct EnumInfo;
         std::to_array<std::pair<Type, std::string_view>>({__VA_ARGS__}); \
   };
 
-HEED_ENUM_INFO(Task, "task", {Task::kMlm, "mlm"}, {Task::kClm, "clm"}, {Task::kSeq2Seq, "seq2seq"},
-               {Task::kClassification, "classification"},
-               {Task::kTokenClassification, "token_classification"})
 HEED_ENUM_INFO(Arch, "arch", {Arch::kBert, "bert"}, {Arch::kGpt2, "gpt2"}, {Arch::kBart, "bart"})
 HEED_ENUM_INFO(TokenizerType, "tokenizer type", {TokenizerType::kWordPiece, "wordpiece"},
                {TokenizerType::kBpe, "bpe"}, {TokenizerType::kSentencePiece, "sentencepiece"},

@@ -66,6 +66,9 @@ std::string format(const std::vector<std::string>& value) {
   for (const std::string& s : value) items.push_back(format_string(s));
   return fmt::format("[{}]", fmt::join(items, ", "));
 }
+std::string format(const TaskName& value) {
+  return value.name;
+}
 template <typename E>
 requires std::is_enum_v<E> std::string format(E value) {
   for (const auto& [v, name] : EnumInfo<E>::values) {
@@ -96,6 +99,9 @@ std::string type_name(const std::array<double, 2>&) {
 }
 std::string type_name(const std::vector<std::string>&) {
   return "list of strings";
+}
+std::string type_name(const TaskName&) {
+  return "name";
 }
 template <typename E>
 requires std::is_enum_v<E> std::string type_name(E) {

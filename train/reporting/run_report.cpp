@@ -199,7 +199,7 @@ RunReport::RunReport(const RunConfig& config, const nn::PretrainedModel& model, 
       eval_every_(config.data.valid ? config.eval.every_steps : 0),
       checkpoint_every_(config.checkpoint.every_steps),
       max_steps_(config.train.max_steps) {
-  const json info = {{"task", std::string(to_string(config.task))},
+  const json info = {{"task", config.task.name},
                      {"config_yaml", to_yaml(config)},
                      {"max_steps", config.train.max_steps},
                      {"model",

@@ -48,7 +48,7 @@ Shape bert_shape(const RunConfig& c, const TaskData& d) {
                   layer_activations_per_token(h, ffn, m.num_attention_heads, c.data.max_seq_length);
   // The masked-LM head's logits at the masked positions only, a chunk of rows at a time, their
   // gradient written over them (linear_cross_entropy).
-  if (c.task == Task::kMlm) {
+  if (c.task == "mlm") {
     const auto masked = static_cast<int64_t>(tokens * c.data.mlm_probability);
     s.activations += static_cast<double>(linear_cross_entropy_chunk_rows(masked)) * m.vocab_size;
   }

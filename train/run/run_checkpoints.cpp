@@ -92,7 +92,7 @@ std::string save_run_checkpoint(RunParts& run, const RunProgress& progress) {
   state.loader = run.loader->state();
   state.dropout_rng = run.model->dropout_generator->state();
   state.data_order = data_order(c);
-  state.task = std::string(to_string(c.task));
+  state.task = c.task.name;
   state.metrics_size = metrics_size(c.train.output_dir);
   state.world_size = run.world.size();
   std::optional<int64_t> best_step;

@@ -34,7 +34,7 @@ void build_optimizer(RunParts& run) {
 
 RunParts::RunParts(const RunConfig& c, const World& w)
     : config(c),
-      task(task_for(c.task)),
+      task(task_for(c.task.name)),
       world(w),
       console(c.logging.progress, c.logging.every_steps, !w.is_main()),
       log([this](const std::string& line) { console.say(line); }) {}

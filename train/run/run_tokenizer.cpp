@@ -41,7 +41,7 @@ data::WordPieceOptions wordpiece_options(const TokenizerConfig& t) {
 void feed_trainer(data::WordPieceTrainer& trainer, const RunConfig& c) {
   std::ifstream in(c.data.train);
   HEED_CHECK(in.good(), "{}: cannot read the training data", c.data.train);
-  const TrainingTask& task = task_for(c.task);
+  const TrainingTask& task = task_for(c.task.name);
   std::string line;
   while (std::getline(in, line)) {
     for (std::string_view text : task.vocabulary_texts(line)) trainer.add_text(text);
@@ -158,7 +158,7 @@ data::CharTokenizer chars_for(const RunConfig& c, const Log& log) {
   if (c.init_from && !t.vocab)
     return check_units(data::load_char_tokenizer(*c.init_from), t, *c.init_from);
   // Sources and targets may be split differently; other tasks split every field alike.
-  const bool paired = task_for(c.task).has_targets();
+  const bool paired = task_for(c.task.name).has_targets();
   std::vector<std::string> sources, targets;
   std::ifstream in(c.data.train);
   std::string line;

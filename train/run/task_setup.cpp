@@ -102,7 +102,7 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
   auto splits = std::vector<std::pair<std::string, std::optional<std::string>>>{
       {"train", c.data.train}, {"valid", c.data.valid}, {"test", c.data.test}};
   std::vector<std::shared_ptr<const data::Dataset>*> targets{&d.train, &d.valid, &d.test};
-  const TrainingTask& task = task_for(c.task);
+  const TrainingTask& task = task_for(c.task.name);
   std::vector<std::string> files;
   for (const auto& [split, path] : splits)
     if (path) files.push_back(*path);
@@ -152,7 +152,7 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
 
 std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& c, const TaskData& d,
                                                  const Log& log) {
-  std::shared_ptr<nn::PretrainedModel> model = task_for(c.task).make_model(c, d);
+  std::shared_ptr<nn::PretrainedModel> model = task_for(c.task.name).make_model(c, d);
   if (c.init_from) {
     io::SafetensorsFile weights((fs::path(*c.init_from) / "model.safetensors").string());
     nn::LoadReport r = nn::load_weights(*model, weights, {.strict = false});

@@ -45,11 +45,13 @@ class CausalLmTask final : public TrainingTask {
   }
 };
 
-}  // namespace
-
 const TrainingTask& causal_lm_task() {
   static const CausalLmTask task;
   return task;
 }
+
+[[maybe_unused]] const bool kRegistered = register_task("clm", 20, causal_lm_task);
+
+}  // namespace
 
 }  // namespace heed::train

@@ -22,7 +22,7 @@ void check_best_model_metric(const RunConfig& config, const TrainingTask& task) 
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides,
                           const ConfigChecks& checks) {
   RunConfig config = read_run_config(path, overrides, checks);
-  const TrainingTask& task = task_for(config.task);
+  const TrainingTask& task = task_for(config.task.name);
   task.check(config);
   validate(config);
   check_files(config, checks);

@@ -60,11 +60,13 @@ class MaskedLmTask final : public TrainingTask {
   }
 };
 
-}  // namespace
-
 const TrainingTask& masked_lm_task() {
   static const MaskedLmTask task;
   return task;
 }
+
+[[maybe_unused]] const bool kRegistered = register_task("mlm", 10, masked_lm_task);
+
+}  // namespace
 
 }  // namespace heed::train

@@ -1,21 +1,34 @@
 #include "train/tasks/registry.h"
 
-namespace heed::train {
+#include <map>
+#include <string>
 
-const TrainingTask& task_for(Task task) {
-  switch (task) {
-    case Task::kMlm:
-      return masked_lm_task();
-    case Task::kClm:
-      return causal_lm_task();
-    case Task::kClassification:
-      return sequence_classification_task();
-    case Task::kTokenClassification:
-      return token_classification_task();
-    case Task::kSeq2Seq:
-      return seq2seq_task();
-  }
-  fail("task: unknown task {}", static_cast<int>(task));
+#include "train/config/task_names.h"
+
+namespace heed::train {
+namespace {
+
+using TaskMaker = const TrainingTask& (*)();
+
+// A function's static: registrations run while statics are initialized, in an order across
+// files that C++ leaves open.
+std::map<std::string, TaskMaker, std::less<>>& tasks() {
+  static std::map<std::string, TaskMaker, std::less<>> tasks;
+  return tasks;
+}
+
+}  // namespace
+
+bool register_task(std::string_view name, int rank, TaskMaker task) {
+  add_task_name(name, rank);  // fails on a name taken twice
+  tasks().emplace(name, task);
+  return true;
+}
+
+const TrainingTask& task_for(std::string_view name) {
+  const auto it = tasks().find(name);
+  if (it == tasks().end()) fail("task: unknown task '{}'", name);
+  return it->second();
 }
 
 }  // namespace heed::train

@@ -89,11 +89,13 @@ class Seq2SeqTask final : public TrainingTask {
   }
 };
 
-}  // namespace
-
 const TrainingTask& seq2seq_task() {
   static const Seq2SeqTask task;
   return task;
 }
+
+[[maybe_unused]] const bool kRegistered = register_task("seq2seq", 30, seq2seq_task);
+
+}  // namespace
 
 }  // namespace heed::train

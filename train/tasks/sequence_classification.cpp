@@ -51,11 +51,14 @@ class SequenceClassificationTask final : public TrainingTask {
   }
 };
 
-}  // namespace
-
 const TrainingTask& sequence_classification_task() {
   static const SequenceClassificationTask task;
   return task;
 }
+
+[[maybe_unused]] const bool kRegistered =
+    register_task("classification", 40, sequence_classification_task);
+
+}  // namespace
 
 }  // namespace heed::train

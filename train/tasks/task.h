@@ -2,14 +2,14 @@
 // A training task as one object: everything that differs between masked-LM, causal LM,
 // sequence classification, token classification and seq2seq. The config checks, the data
 // set-up, the trainer and its evaluation ask the run's task and hold no branch on which task
-// it is. A new task is one file in this folder, its line in registry.h and registry.cpp, its
-// value of the `Task` enum with its YAML name (config/config.h, config/config_schema.h), and its
-// file in train/CMakeLists.txt.
+// it is. A new task is one file in this folder, which registers it under its YAML name
+// (registry.h), and that file's line in train/CMakeLists.txt.
 #include <functional>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/batch.h"
@@ -125,7 +125,8 @@ class TrainingTask {
                                           const RunConfig& config) const;
 };
 
-// The object behind each value of the config's `task`.
-const TrainingTask& task_for(Task task);
+// The task registered under `name`, a value of the config's `task` (registry.h). Fails for a
+// name no task registered.
+const TrainingTask& task_for(std::string_view name);
 
 }  // namespace heed::train

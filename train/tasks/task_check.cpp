@@ -9,7 +9,7 @@ void check_tokenizer(Checker& c, const RunConfig& config, const TrainingTask& ta
   const TokenizerConfig& t = config.tokenizer;
   const bool chars = t.type == TokenizerType::kChar;
   c.check(t.type == TokenizerType::kWordPiece || task.accepts_any_tokenizer(), "tokenizer.type",
-          "task '{}' needs a wordpiece tokenizer", to_string(config.task));
+          "task '{}' needs a wordpiece tokenizer", config.task.name);
   c.check(!t.target_unit || (chars && task.has_targets()), "tokenizer.target_unit",
           "only a char tokenizer of a seq2seq task splits its targets differently");
 }
@@ -38,8 +38,8 @@ void check_data(Checker& c, const RunConfig& config, const TrainingTask& task) {
 void TrainingTask::check(const RunConfig& config) const {
   Checker c(config.origins);
   const Arch needed = architecture();
-  c.check(config.model.arch == needed, "task", "'{}' needs model.arch {}, got {}",
-          to_string(config.task), to_string(needed), to_string(config.model.arch));
+  c.check(config.model.arch == needed, "task", "'{}' needs model.arch {}, got {}", config.task.name,
+          to_string(needed), to_string(config.model.arch));
   check_tokenizer(c, config, *this);
   check_data(c, config, *this);
 }

@@ -48,11 +48,14 @@ class TokenClassificationTask final : public TrainingTask {
   }
 };
 
-}  // namespace
-
 const TrainingTask& token_classification_task() {
   static const TokenClassificationTask task;
   return task;
 }
+
+[[maybe_unused]] const bool kRegistered =
+    register_task("token_classification", 50, token_classification_task);
+
+}  // namespace
 
 }  // namespace heed::train
