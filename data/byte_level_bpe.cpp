@@ -1,194 +1,29 @@
 #include "data/byte_level_bpe.h"
 
-#include <unicode/regex.h>
-#include <unicode/utext.h>
-
 #include <algorithm>
 #include <functional>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <queue>
-#include <unordered_set>
 
 #include "base/error.h"
+#include "data/byte_level_bpe_files.h"
 #include "data/byte_level_bpe_trainer.h"
+#include "data/byte_symbols.h"
 #include "data/fingerprint.h"
-#include "data/gpt2_ascii_split.h"
+#include "data/gpt2_split.h"
 #include "data/unicode.h"
-#include "io/text_file.h"
 
 namespace heed::data {
 namespace {
-
-// GPT-2's pattern (openai/gpt-2 src/encoder.py), verbatim. ICU's \s is Unicode White_Space,
-// as it is for Python's regex module and for the Rust regex under tiktoken; JavaScript's \s
-// differs on U+0085 and U+FEFF (see tests/data/gpt2/README.md).
-constexpr std::string_view kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-
-constexpr char32_t kFirstRemappedSymbol = 0x100;
-// One past the largest symbol bytes_to_unicode() uses: 0x100 + the 68 remapped bytes.
-constexpr char32_t kSymbolsEnd = kFirstRemappedSymbol + 68;
-
-bool is_printable_byte(int b) {
-  return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-}
-
-std::array<char32_t, 256> make_bytes_to_unicode() {
-  std::array<char32_t, 256> table{};
-  char32_t next = kFirstRemappedSymbol;
-  for (int b = 0; b < 256; ++b) table[b] = is_printable_byte(b) ? char32_t(b) : next++;
-  return table;
-}
-
-// symbol -> byte, or -1 for a code point that is not one of the 256 symbols.
-std::array<int16_t, kSymbolsEnd> make_unicode_to_bytes() {
-  std::array<int16_t, kSymbolsEnd> table;
-  table.fill(-1);
-  for (int b = 0; b < 256; ++b) table[bytes_to_unicode()[b]] = static_cast<int16_t>(b);
-  return table;
-}
-
-// The bytes a vocabulary entry spells. A code point outside the 256 symbols (an added token
-// such as "<mask>" is all symbols; one with other characters is not) stands for its own UTF-8,
-// as the tokenizers library's ByteLevel decoder does, rather than failing the whole decode.
-std::string spelled_bytes(const std::string& token) {
-  static const std::array<int16_t, kSymbolsEnd> to_byte = make_unicode_to_bytes();
-  std::string bytes;
-  for (char32_t cp : decode_utf8(token, "vocab.json token")) {
-    const int b = cp < kSymbolsEnd ? to_byte[cp] : -1;
-    if (b >= 0) {
-      bytes.push_back(static_cast<char>(b));
-    } else {
-      append_utf8(bytes, cp);
-    }
-  }
-  return bytes;
-}
 
 uint64_t pair_key(int32_t left, int32_t right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
-// Parses vocab.json, refusing a key that appears twice: JSON readers keep one of the two ids
-// (Python's json the last), leaving the other id without a token.
-nlohmann::json parse_vocab_json(const std::string& path) {
-  const std::string text = io::read_text_file(path);
-  std::unordered_set<std::string> keys;
-  const auto on_event = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& j) {
-    if (event == nlohmann::json::parse_event_t::key && depth == 1) {
-      HEED_CHECK(keys.insert(j.get<std::string>()).second, "{}: the token '{}' is listed twice",
-                 path, j.get<std::string>());
-    }
-    return true;
-  };
-  try {
-    return nlohmann::json::parse(text, on_event);
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON: {}", path, e.what());
-  }
-}
-
-// vocab.json's tokens by id.
-std::vector<std::string> read_vocab_json(const std::string& path) {
-  const nlohmann::json j = parse_vocab_json(path);
-  HEED_CHECK(j.is_object(), "{}: expected a JSON object of token -> id, not {}", path,
-             j.type_name());
-  HEED_CHECK(!j.empty(), "{}: the vocabulary is empty", path);
-  const int64_t size = static_cast<int64_t>(j.size());
-  HEED_CHECK(size <= INT32_MAX, "{}: {} tokens are more than 32-bit ids can number", path, size);
-  std::vector<std::string> tokens(static_cast<size_t>(size));
-  std::vector<bool> taken(tokens.size(), false);
-  for (const auto& [token, value] : j.items()) {
-    HEED_CHECK(value.is_number_integer(), "{}: the id of '{}' is {}; it must be a whole number",
-               path, token, value.dump());
-    const int64_t id = value.get<int64_t>();
-    // Ids index the embedding matrix, so they must fill 0..size-1: a gap would be a row that
-    // no token owns.
-    HEED_CHECK(id >= 0 && id < size, "{}: the id of '{}' is {}; the {} ids must run from 0 to {}",
-               path, token, value.dump(), size, size - 1);
-    HEED_CHECK(!taken[id], "{}: the tokens '{}' and '{}' both have id {}", path, tokens[id], token,
-               id);
-    taken[id] = true;
-    tokens[id] = token;
-  }
-  return tokens;
-}
-
-// merges.txt's merges in rank order, and the line each is on (`lines`).
-std::vector<std::pair<std::string, std::string>> read_merges_txt(const std::string& path,
-                                                                 std::vector<size_t>& lines) {
-  const std::string text = io::read_text_file(path);
-  std::vector<std::pair<std::string, std::string>> merges;
-  std::string_view rest = text;
-  size_t line_no = 0;
-  while (!rest.empty()) {
-    const size_t eol = rest.find('\n');
-    std::string_view line = rest.substr(0, eol);
-    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line_no == 1 && line.starts_with("#version")) continue;
-    if (size_t bad = find_invalid_utf8(line); bad != std::string_view::npos)
-      fail("{}:{}: invalid UTF-8 at byte {} of the line", path, line_no, bad);
-    const size_t space = line.find(' ');
-    HEED_CHECK(space != std::string_view::npos && space > 0 && space + 1 < line.size() &&
-                   line.find(' ', space + 1) == std::string_view::npos,
-               "{}:{}: '{}' is not a merge (two pieces separated by one space)", path, line_no,
-               line);
-    merges.emplace_back(line.substr(0, space), line.substr(space + 1));
-    lines.push_back(line_no);
-  }
-  return merges;
-}
-
 }  // namespace
 
-const std::array<char32_t, 256>& bytes_to_unicode() {
-  static const std::array<char32_t, 256> table = make_bytes_to_unicode();
-  return table;
-}
-
-// Python's UTF-8 decoder replaces each maximal subpart of an ill-formed sequence (Unicode
-// 3.9, "U+FFFD Substitution of Maximal Subparts"): the longest prefix of a well-formed
-// sequence, or else one byte. The second byte's range depends on the first (Table 3-7).
-std::string replace_invalid_utf8(std::string_view bytes) {
-  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
-  const size_t n = bytes.size();
-  std::string out;
-  out.reserve(n);
-  for (size_t i = 0; i < n;) {
-    const unsigned char b = s[i];
-    int more = 0;  // continuation bytes the lead byte asks for
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (b < 0x80) {
-      more = 0;
-    } else if (b >= 0xC2 && b <= 0xDF) {
-      more = 1;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      more = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      more = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
-    } else {
-      more = -1;  // never a lead byte
-    }
-    size_t end = i + 1;
-    for (int k = 0; k < more && end < n; ++k, ++end) {
-      const unsigned char c = s[end];
-      if (c < (k == 0 ? lo : 0x80) || c > (k == 0 ? hi : 0xBF)) break;
-    }
-    if (more >= 0 && end - i == static_cast<size_t>(more) + 1) {
-      out.append(bytes.substr(i, end - i));
-    } else {
-      out += "\xEF\xBF\xBD";
-    }
-    i = end;
-  }
-  return out;
-}
-
+// What copies of one ByteLevelBpe share: the words already encoded.
 struct ByteLevelBpe::Engine {
-  std::unique_ptr<icu::RegexPattern> pattern;
   std::mutex mutex;  // guards cache
   std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> cache;
 };
@@ -231,12 +66,6 @@ ByteLevelBpe ByteLevelBpe::build(std::vector<std::string> tokens_by_id,
   bpe.check_byte_symbols(vocab_source);
   bpe.add_merges(merges, merge_names);
   bpe.engine_ = std::make_shared<Engine>();
-  UErrorCode status = U_ZERO_ERROR;
-  UParseError where;
-  bpe.engine_->pattern.reset(icu::RegexPattern::compile(
-      icu::UnicodeString::fromUTF8(icu::StringPiece(kGpt2Pattern.data(), kGpt2Pattern.size())), 0,
-      where, status));
-  HEED_CHECK(U_SUCCESS(status), "ICU cannot compile GPT-2's pattern: {}", u_errorName(status));
   return bpe;
 }
 
@@ -310,75 +139,10 @@ std::string_view ByteLevelBpe::prepare(std::string_view text, std::string& stora
   return storage;
 }
 
-namespace {
-
-// Appends the matches of `matcher`'s pattern in `text`, which `input` reads, to `words`. ICU
-// matches the UTF-8 in place; its native indices are byte offsets into `text`.
-void append_matches(icu::RegexMatcher& matcher, UText* input, std::string_view text,
-                    std::vector<std::string_view>& words) {
-  UErrorCode status = U_ZERO_ERROR;
-  matcher.reset(input);
-  while (matcher.find(status)) {
-    const int64_t begin = matcher.start64(status), end = matcher.end64(status);
-    words.push_back(text.substr(static_cast<size_t>(begin), static_cast<size_t>(end - begin)));
-  }
-  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU regex failed: {}", u_errorName(status));
-}
-
-// A run of whitespace is matched by backtracking over it; ICU's default 8 MB backtracking
-// stack would refuse a text with megabytes of spaces that GPT-2 encodes.
-std::unique_ptr<icu::RegexMatcher> unlimited_matcher(const icu::RegexPattern& pattern) {
-  UErrorCode status = U_ZERO_ERROR;
-  std::unique_ptr<icu::RegexMatcher> matcher(pattern.matcher(status));
-  if (U_SUCCESS(status)) matcher->setStackLimit(0, status);
-  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU regex setup failed: {}", u_errorName(status));
-  return matcher;
-}
-
-}  // namespace
-
 std::vector<std::string_view> ByteLevelBpe::split_words(std::string_view text) const {
   std::vector<std::string_view> words;
-  if (text.empty()) return words;
-  // All-ASCII text, most of an English corpus, by the pattern run by hand: ICU's words there
-  // (checked against it in tests/data/gpt2_ascii_split_test.cpp), in a tenth of ICU's time,
-  // which was half of encode's.
-  if (split_gpt2_ascii(text, words)) return words;
-  UErrorCode status = U_ZERO_ERROR;
-  std::unique_ptr<UText, decltype(&utext_close)> input(
-      utext_openUTF8(nullptr, text.data(), static_cast<int64_t>(text.size()), &status),
-      &utext_close);
-  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU cannot read the text: {}",
-             u_errorName(status));
-  append_matches(*unlimited_matcher(*engine_->pattern), input.get(), text, words);
+  split_gpt2_words(text, words);
   return words;
-}
-
-void split_gpt2_words(std::string_view utf8, std::vector<std::string_view>& words) {
-  // Made once per thread: compiling the pattern and making a matcher cost more than matching
-  // a line of a corpus.
-  struct Splitter {
-    std::unique_ptr<icu::RegexPattern> pattern;
-    std::unique_ptr<icu::RegexMatcher> matcher;
-    UText input = UTEXT_INITIALIZER;
-    Splitter() {
-      UErrorCode status = U_ZERO_ERROR;
-      UParseError where;
-      pattern.reset(icu::RegexPattern::compile(
-          icu::UnicodeString::fromUTF8(icu::StringPiece(kGpt2Pattern.data(), kGpt2Pattern.size())),
-          0, where, status));
-      HEED_CHECK(U_SUCCESS(status), "ICU cannot compile GPT-2's pattern: {}", u_errorName(status));
-      matcher = unlimited_matcher(*pattern);
-    }
-    ~Splitter() { utext_close(&input); }
-  };
-  if (utf8.empty()) return;
-  thread_local Splitter splitter;
-  UErrorCode status = U_ZERO_ERROR;
-  utext_openUTF8(&splitter.input, utf8.data(), static_cast<int64_t>(utf8.size()), &status);
-  HEED_CHECK(U_SUCCESS(status), "byte-level BPE: ICU cannot read the text: {}",
-             u_errorName(status));
-  append_matches(*splitter.matcher, &splitter.input, utf8, words);
 }
 
 std::vector<std::string> ByteLevelBpe::pre_tokenize(std::string_view utf8) const {

@@ -1,7 +1,7 @@
 #pragma once
 // GPT-2's byte-level BPE, id for id as OpenAI's encoder.py (and Hugging Face's GPT2Tokenizer,
 // RoBERTa's and BART's, and tiktoken's "gpt2"): text is cut into words by GPT-2's pattern run
-// through ICU's regex engine, each word's UTF-8 bytes become visible symbols (bytes_to_unicode),
+// (data/gpt2_split.h), each word's UTF-8 bytes become visible symbols (bytes_to_unicode),
 // and adjacent symbols are merged by the rank of their line in merges.txt. Every byte string
 // has a spelling, so there is no unknown token and decode gives back the exact bytes.
 //
@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/byte_symbols.h"
 #include "data/vocab.h"
 
 namespace heed::data {
@@ -34,21 +35,6 @@ struct ByteLevelBpeOptions {
   // the pretraining corpus (140,000 distinct words) emptied it 65 times a pass.
   size_t cache_capacity = size_t{1} << 17;
 };
-
-// The symbol each byte is spelled with in vocab.json and merges.txt: the printable bytes
-// ('!'..'~', U+00A1..U+00AC, U+00AE..U+00FF) stand for themselves, the other 68 for
-// U+0100, U+0101, ... in increasing byte order.
-const std::array<char32_t, 256>& bytes_to_unicode();
-
-// `bytes` as valid UTF-8, each maximal invalid subsequence replaced by U+FFFD: what Python's
-// bytes.decode("utf-8", errors="replace") gives (and so Hugging Face's decode).
-std::string replace_invalid_utf8(std::string_view bytes);
-
-// Appends to `words` the words GPT-2's pattern cuts `utf8` into, as views of it, in order (the
-// split ByteLevelBpe::pre_tokenize makes, without a vocabulary or a prefix space; for trainers).
-// `utf8` must be valid UTF-8: ICU would read an invalid byte as U+FFFD, so callers check first.
-// Safe to call from several threads at once (each keeps its own matcher).
-void split_gpt2_words(std::string_view utf8, std::vector<std::string_view>& words);
 
 class ByteLevelBpe {
  public:

@@ -16,7 +16,7 @@
 
 #include "base/error.h"
 #include "data/byte_level_bpe.h"
-#include "data/gpt2_ascii_split.h"
+#include "data/gpt2_split.h"
 #include "data/unicode.h"
 #include "data/vocab.h"
 #include "io/atomic_file.h"
@@ -44,7 +44,7 @@ class WordCounter {
       utf8 = prefixed_;
     }
     words_.clear();
-    if (!split_gpt2_ascii(utf8, words_)) split_gpt2_words(utf8, words_);
+    split_gpt2_words(utf8, words_);
     for (std::string_view w : words_) {
       auto it = counts_.find(w);
       if (it == counts_.end()) it = counts_.emplace(std::string(w), 0).first;
