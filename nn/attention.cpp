@@ -8,9 +8,7 @@
 namespace heed::nn {
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                    const Tensor& mask, bool causal, double dropout_p,
-                                    bool training, Generator* generator, Tensor* probs,
-                                    const QueryRows* queries) {
+                                    const ScaledDotProductOptions& o) {
   HEED_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4 && q.size(-1) == k.size(-1) &&
                  k.size(-2) == v.size(-2),
              "attention: q {}, k {}, v {} must be [B, h, T, d] with matching d and key length",
@@ -18,13 +16,13 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   // k^T is a strided view: the product reads it in place.
   Tensor scores = matmul(q, k.transpose(-1, -2));
-  if (training && dropout_p > 0.0) {
-    HEED_CHECK(generator != nullptr, "attention: dropout needs a generator");
-    return attention_dropout_values(scores, v, scale, mask, causal, dropout_p, *generator, probs,
-                                    queries);
+  if (o.training && o.dropout_p > 0.0) {
+    HEED_CHECK(o.generator != nullptr, "attention: dropout needs a generator");
+    return attention_dropout_values(scores, v, scale, o.mask, o.causal, o.dropout_p, *o.generator,
+                                    o.probs, o.queries);
   }
-  Tensor p = attention_softmax(scores, scale, mask, causal);
-  if (probs) *probs = p;
+  Tensor p = attention_softmax(scores, scale, o.mask, o.causal);
+  if (o.probs) *o.probs = p;
   return matmul(p, v);
 }
 
@@ -139,8 +137,11 @@ AttentionOutput MultiHeadAttention::picked_query_attention(const Tensor& query, 
   Tensor context = scaled_dot_product_attention(
       q, split_heads(k_proj->forward(kv), heads, head_dim),
       split_heads(v_proj->forward(kv), heads, head_dim),
-      checked_padding_mask(call.key_padding_mask, B, kv.size(1)), false, options.dropout,
-      is_training(), dropout_generator.get(), nullptr, &query_rows);
+      {.mask = checked_padding_mask(call.key_padding_mask, B, kv.size(1)),
+       .dropout_p = options.dropout,
+       .training = is_training(),
+       .generator = dropout_generator.get(),
+       .queries = &query_rows});
   context = context.permute({0, 2, 1, 3}).reshape({B * Q, C});
   AttentionOutput out;
   out.output = out_proj->forward(embedding(context, picked.outputs));
@@ -185,9 +186,13 @@ AttentionOutput MultiHeadAttention::full_attention(const Tensor& query, const Te
   }
   AttentionOutput out;
   Tensor context = scaled_dot_product_attention(
-      q, k, v, checked_padding_mask(call.key_padding_mask, B, k.size(2)), call.causal,
-      options.dropout, is_training(), dropout_generator.get(),
-      call.need_weights ? &out.probs : nullptr);
+      q, k, v,
+      {.mask = checked_padding_mask(call.key_padding_mask, B, k.size(2)),
+       .causal = call.causal,
+       .dropout_p = options.dropout,
+       .training = is_training(),
+       .generator = dropout_generator.get(),
+       .probs = call.need_weights ? &out.probs : nullptr});
   // [B, h, Tq, d] -> [B, Tq, h, d] -> [B, Tq, C]
   out.output = project_output(context.permute({0, 2, 1, 3}).reshape({B, Tq, C}), call.output_rows);
   // Only a step that went through grows the cache: after an error it is as it was.

@@ -17,15 +17,24 @@ namespace heed::nn {
 
 struct PickedQueries;  // nn/picked_queries.h
 
+// What scaled_dot_product_attention does besides the product, by name (PyTorch's keyword
+// arguments): scaled_dot_product_attention(q, k, v, {.mask = m, .causal = true}).
+struct ScaledDotProductOptions {
+  // Broadcasts to [B, h, Tq, Tk]: u8 (1 = attend, 0 = masked) or additive float.
+  Tensor mask;
+  bool causal = false;  // query i sees no key after it
+  // Dropout on the probabilities, drawn from `generator`, when dropout_p > 0 and training.
+  double dropout_p = 0.0;
+  bool training = false;
+  Generator* generator = nullptr;
+  Tensor* probs = nullptr;  // receives the probabilities [B, h, Tq, Tk] (before dropout)
+  // Which queries of a longer sequence q holds, for dropout (see attention_dropout_values).
+  const QueryRows* queries = nullptr;
+};
+
 // softmax(q k^T / sqrt(d) + mask) v for q [B, h, Tq, d], k and v [B, h, Tk, d].
-// `mask` broadcasts to [B, h, Tq, Tk]: u8 (1 = attend, 0 = masked) or additive float.
-// `causal` stops query i from seeing keys after it. If `probs` is given it receives the
-// attention probabilities [B, h, Tq, Tk] (before dropout). `queries`, if given, says which
-// queries of a longer sequence q holds, for dropout (see attention_dropout_values).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                    const Tensor& mask, bool causal, double dropout_p,
-                                    bool training, Generator* generator, Tensor* probs = nullptr,
-                                    const QueryRows* queries = nullptr);
+                                    const ScaledDotProductOptions& options = {});
 
 // A [B, Tk] padding mask (1 = token, 0 = padding; any integer or float dtype) as the u8
 // [B, 1, 1, Tk] mask that attention broadcasts over heads and queries.
