@@ -132,15 +132,16 @@ checkpoint: {every_steps: 500, keep_last: 3}
 logging: {every_steps: 10}
 )"));
   EXPECT_EQ(c.task.name, "mlm");
-  EXPECT_EQ(c.model.arch, Arch::kBert);
-  EXPECT_EQ(c.model.bert.hidden_size, 256);
-  EXPECT_EQ(c.model.bert.num_hidden_layers, 4);
-  EXPECT_EQ(c.model.bert.num_attention_heads, 4);
-  EXPECT_EQ(c.model.bert.intermediate_size, 1024);
-  EXPECT_EQ(c.model.bert.hidden_act, "gelu");
-  EXPECT_EQ(c.model.bert.max_position_embeddings, 128);
-  EXPECT_DOUBLE_EQ(c.model.bert.hidden_dropout_prob, 0.1);
-  EXPECT_DOUBLE_EQ(c.model.bert.attention_probs_dropout_prob, 0.1);
+  EXPECT_EQ(c.model.arch(), Arch::kBert);
+  const nn::BertConfig& bert = c.model.as<nn::BertConfig>();
+  EXPECT_EQ(bert.hidden_size, 256);
+  EXPECT_EQ(bert.num_hidden_layers, 4);
+  EXPECT_EQ(bert.num_attention_heads, 4);
+  EXPECT_EQ(bert.intermediate_size, 1024);
+  EXPECT_EQ(bert.hidden_act, "gelu");
+  EXPECT_EQ(bert.max_position_embeddings, 128);
+  EXPECT_DOUBLE_EQ(bert.hidden_dropout_prob, 0.1);
+  EXPECT_DOUBLE_EQ(bert.attention_probs_dropout_prob, 0.1);
   EXPECT_EQ(c.init_from, dir() + "/ckpt");
   EXPECT_EQ(c.tokenizer.type, TokenizerType::kWordPiece);
   EXPECT_EQ(c.tokenizer.vocab, dir() + "/vocab.txt");
@@ -183,12 +184,13 @@ train: {max_steps: 10, output_dir: out}
 )"));
   // The model: Hugging Face's BertConfig defaults; tokenizer-derived values unset.
   const nn::BertConfig hf;
-  EXPECT_EQ(c.model.bert.hidden_size, hf.hidden_size);
-  EXPECT_EQ(c.model.bert.num_hidden_layers, hf.num_hidden_layers);
-  EXPECT_EQ(c.model.bert.hidden_act, "gelu");
-  EXPECT_DOUBLE_EQ(c.model.bert.layer_norm_eps, 1e-12);
-  EXPECT_EQ(c.model.bert.position_embedding_type, "absolute");
-  EXPECT_FALSE(c.model.bert.classifier_dropout);
+  const nn::BertConfig& bert = c.model.as<nn::BertConfig>();
+  EXPECT_EQ(bert.hidden_size, hf.hidden_size);
+  EXPECT_EQ(bert.num_hidden_layers, hf.num_hidden_layers);
+  EXPECT_EQ(bert.hidden_act, "gelu");
+  EXPECT_DOUBLE_EQ(bert.layer_norm_eps, 1e-12);
+  EXPECT_EQ(bert.position_embedding_type, "absolute");
+  EXPECT_FALSE(bert.classifier_dropout);
   EXPECT_FALSE(c.model.vocab_size);
   EXPECT_FALSE(c.model.pad_token_id);
   EXPECT_FALSE(c.model.num_labels);
@@ -234,6 +236,24 @@ train: {max_steps: 10, output_dir: out}
   EXPECT_EQ(c.generation.max_new_tokens, 64);
 }
 
+// The model section holds one architecture's config: the one model.arch names.
+TEST(ModelConfigTest, HoldsOnlyTheConfigOfItsArchitecture) {
+  ModelConfig model;
+  EXPECT_EQ(model.arch(), Arch::kBert);
+  model.as<nn::BertConfig>().hidden_size = 96;
+  EXPECT_THROW(model.as<nn::GPT2Config>(), Error);
+
+  model.set_arch(Arch::kBert);  // the same architecture: the config stays
+  EXPECT_EQ(model.as<nn::BertConfig>().hidden_size, 96);
+
+  model.set_arch(Arch::kBart);  // another: its config at its defaults
+  EXPECT_EQ(model.arch(), Arch::kBart);
+  EXPECT_EQ(model.as<nn::BartConfig>().d_model, nn::BartConfig{}.d_model);
+  EXPECT_THROW(model.as<nn::BertConfig>(), Error);
+  model.set_arch(Arch::kBert);
+  EXPECT_EQ(model.as<nn::BertConfig>().hidden_size, nn::BertConfig{}.hidden_size);
+}
+
 TEST_F(Config, FillsEachArchitecturesHuggingFaceConfig) {
   const RunConfig gpt = load_run_config(write(R"(
 task: clm
@@ -244,15 +264,16 @@ tokenizer: {type: char, unit: whitespace}
 data: {train: {DIR}/train.txt, max_seq_length: 256}
 train: {max_steps: 10, output_dir: out, dtype: bf16, resume: auto}
 )"));
-  EXPECT_EQ(gpt.model.arch, Arch::kGpt2);
-  EXPECT_EQ(gpt.model.gpt2.n_embd, 96);
-  EXPECT_EQ(gpt.model.gpt2.n_layer, 3);
-  EXPECT_EQ(gpt.model.gpt2.n_head, 6);
-  EXPECT_EQ(gpt.model.gpt2.n_positions, 256);
-  EXPECT_EQ(gpt.model.gpt2.n_inner, 200);
-  EXPECT_DOUBLE_EQ(gpt.model.gpt2.resid_pdrop, 0.0);
-  EXPECT_DOUBLE_EQ(gpt.model.gpt2.embd_pdrop, 0.05);
-  EXPECT_DOUBLE_EQ(gpt.model.gpt2.attn_pdrop, 0.2);
+  EXPECT_EQ(gpt.model.arch(), Arch::kGpt2);
+  const nn::GPT2Config& gpt2 = gpt.model.as<nn::GPT2Config>();
+  EXPECT_EQ(gpt2.n_embd, 96);
+  EXPECT_EQ(gpt2.n_layer, 3);
+  EXPECT_EQ(gpt2.n_head, 6);
+  EXPECT_EQ(gpt2.n_positions, 256);
+  EXPECT_EQ(gpt2.n_inner, 200);
+  EXPECT_DOUBLE_EQ(gpt2.resid_pdrop, 0.0);
+  EXPECT_DOUBLE_EQ(gpt2.embd_pdrop, 0.05);
+  EXPECT_DOUBLE_EQ(gpt2.attn_pdrop, 0.2);
   EXPECT_EQ(gpt.model.vocab_size, 500);
   EXPECT_EQ(gpt.model.bos_token_id, 1);
   EXPECT_EQ(gpt.model.eos_token_id, 2);
@@ -272,15 +293,16 @@ data: {train: {DIR}/train.txt, max_source_length: 32, max_target_length: 48}
 generation: {num_beams: 4, max_new_tokens: 40}
 train: {max_steps: 10, output_dir: out}
 )"));
-  EXPECT_EQ(bart.model.arch, Arch::kBart);
-  EXPECT_EQ(bart.model.bart.d_model, 64);
-  EXPECT_EQ(bart.model.bart.encoder_layers, 2);
-  EXPECT_EQ(bart.model.bart.decoder_layers, 1);
-  EXPECT_EQ(bart.model.bart.encoder_attention_heads, 4);
-  EXPECT_EQ(bart.model.bart.decoder_attention_heads, 2);
-  EXPECT_EQ(bart.model.bart.encoder_ffn_dim, 128);
-  EXPECT_EQ(bart.model.bart.decoder_ffn_dim, 96);
-  EXPECT_TRUE(bart.model.bart.scale_embedding);
+  EXPECT_EQ(bart.model.arch(), Arch::kBart);
+  const nn::BartConfig& hf = bart.model.as<nn::BartConfig>();
+  EXPECT_EQ(hf.d_model, 64);
+  EXPECT_EQ(hf.encoder_layers, 2);
+  EXPECT_EQ(hf.decoder_layers, 1);
+  EXPECT_EQ(hf.encoder_attention_heads, 4);
+  EXPECT_EQ(hf.decoder_attention_heads, 2);
+  EXPECT_EQ(hf.encoder_ffn_dim, 128);
+  EXPECT_EQ(hf.decoder_ffn_dim, 96);
+  EXPECT_TRUE(hf.scale_embedding);
   EXPECT_EQ(bart.model.decoder_start_token_id, 3);
   EXPECT_FALSE(bart.model.pad_token_id);
   EXPECT_EQ(bart.data.max_source_length, 32);
@@ -297,7 +319,7 @@ data: {train: {DIR}/train.txt, labels: [ham, spam]}
 train: {max_steps: 10, output_dir: out}
 )"));
   EXPECT_EQ(classify.task.name, "classification");
-  EXPECT_EQ(classify.model.bert.classifier_dropout, 0.2);
+  EXPECT_EQ(classify.model.as<nn::BertConfig>().classifier_dropout, 0.2);
   EXPECT_EQ(classify.model.num_labels, 2);
   EXPECT_EQ(classify.data.labels, (std::vector<std::string>{"ham", "spam"}));
   EXPECT_FALSE(classify.tokenizer.vocab);  // the checkpoint's vocab.txt
@@ -678,7 +700,7 @@ TEST_F(Config, OverridesApplyBeforeValidation) {
   EXPECT_EQ(c.data.test, dir() + "/test.txt");
   EXPECT_EQ(c.train.resume, Resume::kAuto);
   EXPECT_EQ(c.logging.every_steps, 5);
-  EXPECT_DOUBLE_EQ(c.model.bert.hidden_dropout_prob, 0.0);
+  EXPECT_DOUBLE_EQ(c.model.as<nn::BertConfig>().hidden_dropout_prob, 0.0);
 }
 
 TEST_F(Config, OverridesThatFailNameTheOverride) {
@@ -747,7 +769,7 @@ generation: {num_beams: 5}
           line.substr(line.find_first_not_of(' '), line.find(':') - line.find_first_not_of(' ')));
     }
     std::vector<std::string> expected;
-    for (const std::string& key : config_keys(first.model.arch)) {
+    for (const std::string& key : config_keys(first.model.arch())) {
       expected.push_back(key.substr(key.rfind('.') + 1));
     }
     EXPECT_EQ(written, expected);
@@ -759,8 +781,9 @@ generation: {num_beams: 5}
             (std::vector<std::string>{"ham", "not spam", "null", "a\"b", "", "x: y"}));
   EXPECT_EQ(c.train.output_dir, "runs/with space");
   EXPECT_EQ(c.tokenizer.strip_accents, true);
-  EXPECT_DOUBLE_EQ(c.model.bert.layer_norm_eps, 1e-7);
-  EXPECT_EQ(c.model.bert.classifier_dropout, 0.25);
+  const nn::BertConfig& bert = c.model.as<nn::BertConfig>();
+  EXPECT_DOUBLE_EQ(bert.layer_norm_eps, 1e-7);
+  EXPECT_EQ(bert.classifier_dropout, 0.25);
   EXPECT_EQ(c.optim.name, OptimizerName::kSgd);
   EXPECT_DOUBLE_EQ(c.optim.momentum, 0.9);
   EXPECT_EQ(c.logging.progress, Progress::kNever);

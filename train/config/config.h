@@ -15,9 +15,7 @@
 #include "base/error.h"
 #include "data/char_tokenizer.h"
 #include "data/wordpiece.h"
-#include "nn/models/bert.h"
-#include "nn/models/encoder_decoder.h"
-#include "nn/models/gpt.h"
+#include "train/config/model_config.h"
 
 namespace heed::train {
 
@@ -37,7 +35,6 @@ struct TaskName {
   bool operator==(std::string_view other) const { return name == other; }
 };
 
-enum class Arch { kBert, kGpt2, kBart };
 enum class TokenizerType { kWordPiece, kBpe, kSentencePiece, kChar };
 enum class OptimizerName { kAdamW, kSgd };
 enum class ScheduleName { kConstant, kLinear, kCosine };
@@ -45,46 +42,11 @@ enum class Resume { kNever, kAuto };
 enum class Progress { kAuto, kAlways, kNever };
 
 // The YAML spelling of each value ("mlm", "gpt2", "wordpiece", ...).
-std::string_view to_string(Arch value);
 std::string_view to_string(TokenizerType value);
 std::string_view to_string(OptimizerName value);
 std::string_view to_string(ScheduleName value);
 std::string_view to_string(Resume value);
 std::string_view to_string(Progress value);
-
-struct ModelConfig {
-  Arch arch = Arch::kBert;
-  // The Hugging Face config of `arch`; the other two keep their defaults and mean nothing.
-  // Their tokenizer-derived fields (vocab_size, the special token ids, num_labels) are NOT
-  // meaningful here: see the optionals below.
-  nn::BertConfig bert;
-  nn::GPT2Config gpt2;
-  nn::BartConfig bart;
-  // Values that usually come from the tokenizer (and, for num_labels, from the data's label
-  // set). Unset: the trainer fills them in; set: the config wins (a mismatch is the
-  // trainer's error to report).
-  std::optional<int64_t> vocab_size;              // every arch
-  std::optional<int64_t> pad_token_id;            // bert, bart
-  std::optional<int64_t> bos_token_id;            // gpt2, bart
-  std::optional<int64_t> eos_token_id;            // gpt2, bart
-  std::optional<int64_t> decoder_start_token_id;  // bart
-  std::optional<int64_t> num_labels;              // bert (classification heads)
-
-  // The optional above that stands for the architecture's field `name`.
-  template <typename Self>
-  static auto& derived(Self& m, std::string_view name) {
-    if (name == "vocab_size") return m.vocab_size;
-    if (name == "pad_token_id") return m.pad_token_id;
-    if (name == "bos_token_id") return m.bos_token_id;
-    if (name == "eos_token_id") return m.eos_token_id;
-    if (name == "decoder_start_token_id") return m.decoder_start_token_id;
-    if (name == "num_labels") return m.num_labels;
-    fail(
-        "model.{}: no run config key stands for it (a model config field marked "
-        "kTokenizerOrData needs one in ModelConfig)",
-        name);
-  }
-};
 
 struct TokenizerConfig {
   TokenizerType type = TokenizerType::kWordPiece;

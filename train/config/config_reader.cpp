@@ -208,7 +208,7 @@ class Reader {
       return fmt::format(" (did you mean '{}'?)", it->second);
     }
     std::vector<std::string> elsewhere;
-    for (const std::string& key : config_keys(config_.model.arch)) {
+    for (const std::string& key : config_keys(config_.model.arch())) {
       if (key.ends_with("." + name) || key == name) elsewhere.push_back(key);
     }
     if (elsewhere.size() == 1) return fmt::format(" (did you mean '{}'?)", elsewhere[0]);
@@ -216,7 +216,7 @@ class Reader {
       for (const auto& [arch, arch_name] : EnumInfo<Arch>::values) {
         if (std::ranges::count(config_keys(arch), "model." + name)) {
           return fmt::format(" (a {} key, but model.arch is {})", arch_name,
-                             to_string(config_.model.arch));
+                             to_string(config_.model.arch()));
         }
       }
     }

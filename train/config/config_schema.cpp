@@ -66,7 +66,7 @@ std::string_view to_string(Progress value) {
 
 std::vector<std::string> config_keys(Arch arch) {
   RunConfig config;
-  config.model.arch = arch;
+  config.model.set_arch(arch);
   KeyLister lister;
   visit_config(lister, std::as_const(config));
   return lister.keys;

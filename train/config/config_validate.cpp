@@ -120,14 +120,7 @@ struct RowChecks {
 
 void check_model(Checker& c, const ModelConfig& m) {
   ModelChecks checks{c, m};
-  switch (m.arch) {
-    case Arch::kBert:
-      return nn::BertConfig::visit(m.bert, checks);
-    case Arch::kGpt2:
-      return nn::GPT2Config::visit(m.gpt2, checks);
-    case Arch::kBart:
-      return nn::BartConfig::visit(m.bart, checks);
-  }
+  visit_arch(m, [&](const auto& hf) { std::remove_cvref_t<decltype(hf)>::visit(hf, checks); });
 }
 
 void check_tokenizer(Checker& c, const RunConfig& config) {
@@ -206,14 +199,13 @@ void validate(const RunConfig& config) {
 
 // The longest sequence the model can place, and the key that says so.
 std::pair<int64_t, std::string_view> position_limit(const ModelConfig& m) {
-  switch (m.arch) {
-    case Arch::kGpt2:
-      return {m.gpt2.n_positions, "model.n_positions"};
-    case Arch::kBart:
-      return {m.bart.max_position_embeddings, "model.max_position_embeddings"};
-    default:
-      return {m.bert.max_position_embeddings, "model.max_position_embeddings"};
-  }
+  return visit_arch(m, [](const auto& hf) -> std::pair<int64_t, std::string_view> {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(hf)>, nn::GPT2Config>) {
+      return {hf.n_positions, "model.n_positions"};
+    } else {
+      return {hf.max_position_embeddings, "model.max_position_embeddings"};
+    }
+  });
 }
 
 void check_files(const RunConfig& config, const ConfigChecks& checks) {

@@ -32,6 +32,12 @@ std::string cell(std::string_view text) {
   return out;
 }
 
+std::string doc_of(const Row& row) {
+  std::string doc(row.doc);
+  if (row.doc_tail) doc += " " + row.doc_tail();
+  return doc;
+}
+
 std::string table_start(std::string_view section) {
   const std::string heading =
       section.empty() ? std::string("Top level") : fmt::format("`{}`", section);
@@ -56,7 +62,7 @@ std::string keys_markdown() {
     const bool required = kv.row.need != Need::kOptional;
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", kv.key, cell(kv.type),
                        required ? "required" : fmt::format("`{}`", cell(kv.value)),
-                       resume_name(kv.row.resume), cell(kv.row.doc));
+                       resume_name(kv.row.resume), cell(doc_of(kv.row)));
   }
   return out;
 }

@@ -116,7 +116,7 @@ std::optional<double> read_number(const std::string& path, const std::string& af
 
 MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d) {
   Shape s;
-  switch (c.model.arch) {
+  switch (c.model.arch()) {
     case Arch::kBert:
       s = bert_shape(c, d);
       break;

@@ -12,6 +12,7 @@ namespace {
 
 class MaskedLmTask final : public TrainingTask {
  public:
+  std::string_view summary() const override { return "masked LM"; }
   Arch architecture() const override { return Arch::kBert; }
   // [CLS], one token, [SEP].
   int64_t min_sequence_length() const override { return 3; }

@@ -6,7 +6,7 @@ namespace heed::train {
 
 nn::BertConfig bert_config(const RunConfig& c, const TaskData& d) {
   const ModelConfig& m = c.model;
-  nn::BertConfig b = m.bert;
+  nn::BertConfig b = m.as<nn::BertConfig>();
   b.vocab_size = m.vocab_size.value_or(d.tokenizer->vocab_size());
   b.pad_token_id = m.pad_token_id.value_or(d.tokenizer->pad_id());
   return b;
@@ -25,7 +25,7 @@ nn::BertConfig bert_classifier_config(const RunConfig& c, const TaskData& d) {
 
 nn::GPT2Config gpt2_config(const RunConfig& c, const TaskData& d) {
   const ModelConfig& m = c.model;
-  nn::GPT2Config g = m.gpt2;
+  nn::GPT2Config g = m.as<nn::GPT2Config>();
   g.vocab_size = m.vocab_size.value_or(d.tokenizer->vocab_size());
   // One separator between documents serves as both (GPT-2's <|endoftext|>).
   g.bos_token_id = m.bos_token_id.value_or(d.tokenizer->end_id());
@@ -35,7 +35,7 @@ nn::GPT2Config gpt2_config(const RunConfig& c, const TaskData& d) {
 
 nn::BartConfig bart_config(const RunConfig& c, const TaskData& d) {
   const ModelConfig& m = c.model;
-  nn::BartConfig b = m.bart;
+  nn::BartConfig b = m.as<nn::BartConfig>();
   b.vocab_size = m.vocab_size.value_or(d.tokenizer->vocab_size());
   b.pad_token_id = m.pad_token_id.value_or(d.tokenizer->pad_id());
   b.bos_token_id = m.bos_token_id.value_or(d.tokenizer->start_id());

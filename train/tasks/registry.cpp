@@ -1,5 +1,7 @@
 #include "train/tasks/registry.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <string>
 
@@ -20,7 +22,11 @@ std::map<std::string, TaskMaker, std::less<>>& tasks() {
 }  // namespace
 
 bool register_task(std::string_view name, int rank, TaskMaker task) {
-  add_task_name(name, rank);  // fails on a name taken twice
+  // The description asks the task itself, so it runs after the statics exist.
+  add_task_name(name, rank, [task] {
+    const TrainingTask& t = task();
+    return fmt::format("{}; needs `model.arch: {}`", t.summary(), to_string(t.architecture()));
+  });  // fails on a name taken twice
   tasks().emplace(name, task);
   return true;
 }

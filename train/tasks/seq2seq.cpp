@@ -13,6 +13,9 @@ namespace {
 
 class Seq2SeqTask final : public TrainingTask {
  public:
+  std::string_view summary() const override {
+    return "sequence to sequence: a target text from a source text";
+  }
   Arch architecture() const override { return Arch::kBart; }
   bool accepts_any_tokenizer() const override { return true; }
   bool has_targets() const override { return true; }

@@ -10,6 +10,7 @@ namespace {
 
 class SequenceClassificationTask final : public TrainingTask {
  public:
+  std::string_view summary() const override { return "one label per text"; }
   Arch architecture() const override { return Arch::kBert; }
   bool chooses_truncation() const override { return true; }
 

@@ -56,6 +56,8 @@ class TrainingTask {
   // The checks of `config` that depend on the task (the architecture, the tokenizer, the
   // sequence lengths): a ConfigError naming where the key was set. load_run_config runs it.
   virtual void check(const RunConfig& config) const;
+  // What it trains, in a few words for the docs of the `task` key ("masked LM").
+  virtual std::string_view summary() const = 0;
   // The model architecture the task trains: model.arch must name it.
   virtual Arch architecture() const = 0;
   // Whether every tokenizer type can serve it (through TextTokenizer's questions); otherwise

@@ -38,8 +38,8 @@ void check_data(Checker& c, const RunConfig& config, const TrainingTask& task) {
 void TrainingTask::check(const RunConfig& config) const {
   Checker c(config.origins);
   const Arch needed = architecture();
-  c.check(config.model.arch == needed, "task", "'{}' needs model.arch {}, got {}", config.task.name,
-          to_string(needed), to_string(config.model.arch));
+  c.check(config.model.arch() == needed, "task", "'{}' needs model.arch {}, got {}",
+          config.task.name, to_string(needed), to_string(config.model.arch()));
   check_tokenizer(c, config, *this);
   check_data(c, config, *this);
 }

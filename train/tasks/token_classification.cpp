@@ -10,6 +10,7 @@ namespace {
 
 class TokenClassificationTask final : public TrainingTask {
  public:
+  std::string_view summary() const override { return "one tag per word"; }
   Arch architecture() const override { return Arch::kBert; }
 
   std::vector<std::string_view> vocabulary_texts(std::string_view line) const override {
