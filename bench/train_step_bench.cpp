@@ -263,9 +263,13 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) set_num_threads(static_cast<int>(threads));
   const bool bf16 = precision == "bf16";
-  if (peak) return matmul_peak(bf16);
   // As `train` does: without native bf16 products (an AVX2-only CPU), bf16 runs as f32.
   const bool bf16_runs = bf16 && native_bf16_products();
+  if (peak && bf16 && !bf16_runs) {
+    std::fprintf(stderr, "bench_train_step: no bf16 matrix products on this CPU: no bf16 peak\n");
+    return 3;
+  }
+  if (peak) return matmul_peak(bf16);
   if (bf16 && !bf16_runs) {
     std::fprintf(stderr, "bench_train_step: no bf16 matrix products on this CPU: running f32\n");
   }
