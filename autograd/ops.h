@@ -166,6 +166,13 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
                                 const Tensor& mask, bool causal, double p, Generator& generator,
                                 Tensor* probs = nullptr, const QueryRows* queries = nullptr);
 
+// BERT's relative-position attention term from its products with the distance table: x is
+// [.., T, 2T - 1] where x[.., i, j] pairs position i with distance j - (T - 1), and the result
+// [.., T, T] is out[.., l, r] = x[.., l, l - r + T - 1] (by query: q_l . E[l, r]) or
+// x[.., r, l - r + T - 1] (by key: k_r . E[l, r]). So q . W^T over the 2T - 1 distances that
+// occur, then this, gives q . E without ever making E [T, T, d].
+Tensor relative_position_gather(const Tensor& x, bool by_key);
+
 // Multi-head self-attention from its packed projections, in one op: qkv [B, T, 3C] holds each
 // position's query, key and value side by side ([q | k | v], each C = heads x d with the heads
 // side by side, as GPT-2's c_attn writes them). Returns the attention-weighted values

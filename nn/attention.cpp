@@ -16,6 +16,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   // k^T is a strided view: the product reads it in place.
   Tensor scores = matmul(q, k.transpose(-1, -2));
+  if (o.score_bias.defined()) scores = add(scores, o.score_bias);
   if (o.training && o.dropout_p > 0.0) {
     HEED_CHECK(o.generator != nullptr, "attention: dropout needs a generator");
     return attention_dropout_values(scores, v, scale, o.mask, o.causal, o.dropout_p, *o.generator,
@@ -78,6 +79,14 @@ MultiHeadAttention::MultiHeadAttention(const AttentionOptions& opts, Generator& 
     v_proj = register_module(opts.names.value, projection(C, opts.init_std));
   }
   out_proj = register_module(opts.names.output, projection(C, opts.output_init_std));
+  if (opts.relative_positions != RelativePositions::kNone) {
+    HEED_CHECK(!opts.fused_qkv,
+               "MultiHeadAttention: relative positions need separate q/k/v projections");
+    relative = register_module(
+        opts.names.distance_embedding,
+        std::make_shared<RelativePositionScores>(opts.relative_positions, opts.max_positions,
+                                                 head_dim, init, opts.init_std, opts.dtype));
+  }
 }
 
 AttentionOutput MultiHeadAttention::forward(const Tensor& query, const AttentionCall& call) const {
@@ -96,8 +105,12 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Attention
              "MultiHeadAttention: a cache of {} rows for a batch of {}",
              cache && !cache->empty() ? cache->key.size(0) : 0, B);
   if (options.fused_qkv && !cache) return fused_self_attention(query, call);
+  HEED_CHECK(!relative || (!cross && !cache),
+             "MultiHeadAttention: relative positions serve self-attention without a KV cache");
+  // Relative positions score each picked query against its own position, which the picked
+  // path does not track: it takes the full path (the same numbers, all rows computed).
   if (call.output_rows.defined() && !options.fused_qkv && !cache && !call.causal &&
-      !call.need_weights) {
+      !call.need_weights && !relative) {
     const PickedQueries picked = pick_queries(call.output_rows, B, Tq);
     if (picked.per_sequence < Tq) return picked_query_attention(query, kv, call, picked);
   }
@@ -189,6 +202,7 @@ AttentionOutput MultiHeadAttention::full_attention(const Tensor& query, const Te
       q, k, v,
       {.mask = checked_padding_mask(call.key_padding_mask, B, k.size(2)),
        .causal = call.causal,
+       .score_bias = relative ? relative->scores(q, k) : Tensor(),
        .dropout_p = options.dropout,
        .training = is_training(),
        .generator = dropout_generator.get(),

@@ -8,6 +8,7 @@
 #include "nn/kv_cache.h"
 #include "nn/linear.h"
 #include "nn/module.h"
+#include "nn/relative_positions.h"
 
 namespace heed {
 struct QueryRows;  // autograd/ops.h
@@ -23,6 +24,9 @@ struct ScaledDotProductOptions {
   // Broadcasts to [B, h, Tq, Tk]: u8 (1 = attend, 0 = masked) or additive float.
   Tensor mask;
   bool causal = false;  // query i sees no key after it
+  // [B, h, Tq, Tk], added to q . k^T before the scale, with its gradient (BERT's relative
+  // position term); undefined: none.
+  Tensor score_bias;
   // Dropout on the probabilities, drawn from `generator`, when dropout_p > 0 and training.
   double dropout_p = 0.0;
   bool training = false;
@@ -46,13 +50,15 @@ Tensor keep_mask(const Tensor& attention_mask);
 
 // Child names of the projections, so that parameter names match the checkpoint layout of
 // a model family. Default: BART's (`q_proj` ... `out_proj`). BERT registers the module as
-// `attention` with {"self.query", "self.key", "self.value", "output.dense"}; GPT-2 uses a
-// fused projection named by `query` ("c_attn") and `output` = "c_proj".
+// `attention` with {"self.query", "self.key", "self.value", "output.dense",
+// "self.distance_embedding"}; GPT-2 uses a fused projection named by `query` ("c_attn") and
+// `output` = "c_proj".
 struct AttentionNames {
   std::string query = "q_proj";
   std::string key = "k_proj";
   std::string value = "v_proj";
   std::string output = "out_proj";
+  std::string distance_embedding = "distance_embedding";  // with relative positions
 };
 
 struct AttentionOptions {
@@ -68,6 +74,10 @@ struct AttentionOptions {
   WeightLayout layout = WeightLayout::out_in;
   DType dtype = DType::f32;
   AttentionNames names;
+  // BERT's relative position embeddings (nn/relative_positions.h), over a table of
+  // 2 max_positions - 1 distances: self-attention only, separate projections, no cache.
+  RelativePositions relative_positions = RelativePositions::kNone;
+  int64_t max_positions = 0;
 };
 
 struct AttentionOutput {
@@ -112,6 +122,7 @@ class MultiHeadAttention : public Module {
   int64_t head_dim;
   std::shared_ptr<Linear> q_proj, k_proj, v_proj;  // q_proj is the fused one if fused_qkv
   std::shared_ptr<Linear> out_proj;
+  std::shared_ptr<RelativePositionScores> relative;  // null without relative positions
   std::shared_ptr<Generator> dropout_generator;
 
  private:

@@ -205,11 +205,13 @@ class BertEmbeddings(nn.Module):
         self.position_embeddings = nn.Embedding(c["max_position_embeddings"], c["hidden_size"])
         self.token_type_embeddings = nn.Embedding(c["type_vocab_size"], c["hidden_size"])
         self.LayerNorm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+        self.absolute = c["position_embedding_type"] == "absolute"
 
     def forward(self, input_ids, token_type_ids):
         positions = torch.arange(input_ids.shape[1])[None, :]
         x = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
-        x = x + self.position_embeddings(positions)
+        if self.absolute:  # relative types keep the table but do not add it
+            x = x + self.position_embeddings(positions)
         return self.LayerNorm(x)
 
 
@@ -219,9 +221,35 @@ class BertSelfAttention(nn.Module):
         h = c["hidden_size"]
         self.n_heads = c["num_attention_heads"]
         self.query, self.key, self.value = nn.Linear(h, h), nn.Linear(h, h), nn.Linear(h, h)
+        self.kind = c["position_embedding_type"]
+        if self.kind in ("relative_key", "relative_key_query"):
+            self.max_positions = c["max_position_embeddings"]
+            self.distance_embedding = nn.Embedding(2 * self.max_positions - 1, h // self.n_heads)
 
     def forward(self, x, mask):
-        return attention(self.query(x), self.key(x), self.value(x), self.n_heads, mask)
+        if self.kind == "absolute":
+            return attention(self.query(x), self.key(x), self.value(x), self.n_heads, mask)
+        return self.relative_attention(x, mask)
+
+    def relative_attention(self, x, mask):
+        """modeling_bert.py's BertSelfAttention (transformers 4.x) with a relative type: the
+        distance table materialised as E [T, T, d], as Hugging Face does it."""
+        b, t, hidden = x.shape
+        d = hidden // self.n_heads
+
+        def heads(y):
+            return y.view(b, t, self.n_heads, d).transpose(1, 2)
+
+        q, k, v = heads(self.query(x)), heads(self.key(x)), heads(self.value(x))
+        scores = q @ k.transpose(-1, -2)
+        distance = torch.arange(t)[:, None] - torch.arange(t)[None, :]
+        e = self.distance_embedding(distance + self.max_positions - 1)  # [T, T, d]
+        scores = scores + torch.einsum("bhld,lrd->bhlr", q, e)
+        if self.kind == "relative_key_query":
+            scores = scores + torch.einsum("bhrd,lrd->bhlr", k, e)
+        scores = scores / math.sqrt(d) + mask
+        probs = record(F.softmax(scores, dim=-1))
+        return (probs @ v).transpose(1, 2).reshape(b, t, hidden)
 
 
 class BertSelfOutput(nn.Module):
@@ -847,6 +875,28 @@ def make_bert_classify():
     return model, c, inputs
 
 
+def make_bert_mlm_relative():
+    c = bert_config("BertForMaskedLM", position_embedding_type="relative_key_query")
+    model = build(BertForMaskedLM, c, bert_init)
+    input_ids, attention_mask, token_type_ids, labels = bert_inputs()
+    inputs = {"input_ids": input_ids, "attention_mask": attention_mask,
+              "token_type_ids": token_type_ids, "labels": labels}
+    return model, c, inputs
+
+
+def make_bert_classify_relative():
+    c = bert_config("BertForSequenceClassification", num_labels=3,
+                    id2label={str(i): f"LABEL_{i}" for i in range(3)},
+                    label2id={f"LABEL_{i}": i for i in range(3)},
+                    problem_type="single_label_classification",
+                    position_embedding_type="relative_key")
+    model = build(BertForSequenceClassification, c, bert_init)
+    input_ids, attention_mask, token_type_ids, _ = bert_inputs()
+    inputs = {"input_ids": input_ids, "attention_mask": attention_mask,
+              "token_type_ids": token_type_ids, "labels": ids([2, 0])}
+    return model, c, inputs
+
+
 def make_gpt2():
     c = GPT2_CONFIG
     model = build(GPT2LMHeadModel, c, gpt2_init)
@@ -870,6 +920,8 @@ def make_bart():
 CASES = {
     "bert_mlm": make_bert_mlm,
     "bert_classify": make_bert_classify,
+    "bert_mlm_relative": make_bert_mlm_relative,
+    "bert_classify_relative": make_bert_classify_relative,
     "gpt2_lm": make_gpt2,
     "bart": make_bart,
 }
@@ -907,7 +959,8 @@ def fixture_tensors(model, inputs, config):
     out = dict(zip(attention_names(config, len(probs)), probs))
     for name, p in model.named_parameters():  # tied tensors appear once, canonical name
         out[name] = p.detach().float()
-        out["grad." + name] = p.grad.detach().float()
+        if p.grad is not None:  # none: the forward does not use it (a relative model's
+            out["grad." + name] = p.grad.detach().float()  # absolute position table)
     for name, b in model.named_buffers():  # BART's final_logits_bias (no gradient)
         out[name] = b.detach().float()
     for name, t in inputs.items():
@@ -980,7 +1033,9 @@ def check_finite_differences(name, model, inputs, per_param=2, eps=1e-6):
     worst = 0.0
     count = 0
     for pname, p in model.named_parameters():
-        flat, grad = p.data.view(-1), p.grad.view(-1)
+        # An unused tensor (a relative model's absolute positions): the loss must not move.
+        grad = p.grad.view(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=p.dtype)
+        flat = p.data.view(-1)
         for i in torch.randint(flat.numel(), (per_param,), generator=gen).tolist():
             saved = flat[i].item()
             with torch.no_grad():
@@ -1221,6 +1276,9 @@ def check_f32_replay(name, model, loaded):
     loss_err = abs(loss.item() - loaded["output.loss"].item())
     grad_err = 0.0
     for pname, p in model.named_parameters():
+        if "grad." + pname not in loaded:
+            check(p.grad is None, f"{name}: {pname} has a gradient the fixture does not")
+            continue
         ref = loaded["grad." + pname]
         # The floor matters for attention key biases: q.b_k is the same for every key, so
         # softmax cancels it and their true gradient is 0 (stored values are ~1e-18 noise).
@@ -1247,6 +1305,15 @@ def self_checks():
     pad_row = model.bert.embeddings.word_embeddings.weight.grad[0]
     print(f"  bert_mlm: pad row of the word embeddings gets only the decoder's gradient "
           f"(|grad| {pad_row.abs().max().item():.1e})")
+
+    # The distance indices of relative attention, worked out by hand for P = 4, T = 3.
+    distance = torch.arange(3)[:, None] - torch.arange(3)[None, :]
+    check(torch.equal(distance + 4 - 1, ids([[3, 2, 1], [4, 3, 2], [5, 4, 3]])),
+          "relative distance indices")
+    model, _, inputs = make_bert_mlm_relative()
+    check_finite_differences("bert_mlm_relative", model, inputs)
+    check_padding_invariance("bert_mlm_relative", model, inputs, "input_ids", "attention_mask",
+                             17, inputs["attention_mask"])
 
     model, _, inputs = make_bert_classify()
     check_finite_differences("bert_classify", model, inputs)

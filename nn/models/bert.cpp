@@ -5,6 +5,7 @@
 #include "nn/labelled_rows.h"
 #include "nn/models/config_json.h"
 #include "nn/positional.h"
+#include "nn/relative_positions.h"
 
 namespace heed::nn {
 
@@ -12,13 +13,16 @@ namespace {
 
 LayerOptions bert_layer_options(const BertConfig& c, DType dtype) {
   LayerOptions o;
-  o.attention = {.embed_dim = c.hidden_size,
-                 .num_heads = c.num_attention_heads,
-                 .dropout = c.attention_probs_dropout_prob,
-                 .init_std = c.initializer_range,
-                 .output_init_std = c.initializer_range,
-                 .dtype = dtype,
-                 .names = {"self.query", "self.key", "self.value", "output.dense"}};
+  o.attention = {
+      .embed_dim = c.hidden_size,
+      .num_heads = c.num_attention_heads,
+      .dropout = c.attention_probs_dropout_prob,
+      .init_std = c.initializer_range,
+      .output_init_std = c.initializer_range,
+      .dtype = dtype,
+      .names = {"self.query", "self.key", "self.value", "output.dense", "self.distance_embedding"},
+      .relative_positions = relative_positions_of(c.position_embedding_type),
+      .max_positions = c.max_position_embeddings};
   o.feed_forward = {.hidden_size = c.hidden_size,
                     .intermediate_size = c.intermediate_size,
                     .activation = parse_activation(c.hidden_act),
@@ -72,11 +76,12 @@ std::string BertBase::canonical_checkpoint_name(const std::string& name) const {
 
 BertEmbeddings::BertEmbeddings(const BertConfig& c, Generator& init,
                                std::shared_ptr<Generator> dropout_gen, DType dtype)
-    : max_positions(c.max_position_embeddings) {
+    : max_positions(c.max_position_embeddings), position_embedding_type(c.position_embedding_type) {
   word_embeddings = register_module(
       "word_embeddings", std::make_shared<Embedding>(c.vocab_size, c.hidden_size, init,
                                                      c.pad_token_id, c.initializer_range, dtype));
-  if (c.position_embedding_type == "absolute") {
+  // With relative positions the table exists, as in Hugging Face's files, but is not added.
+  if (c.position_embedding_type != "sinusoidal") {
     position_embeddings = register_module(
         "position_embeddings", std::make_shared<Embedding>(c.max_position_embeddings, c.hidden_size,
                                                            init, -1, c.initializer_range, dtype));
@@ -97,8 +102,11 @@ Tensor BertEmbeddings::forward(const Tensor& input_ids, const Tensor& token_type
   const int64_t T = input_ids.size(1);
   Tensor positions = position_ids(T, max_positions);
   Tensor x = word_embeddings->forward(input_ids);
-  x = add(x, position_embeddings ? position_embeddings->forward(positions)
-                                 : sinusoidal_table.slice(0, 0, T));
+  if (sinusoidal_table.defined()) {
+    x = add(x, sinusoidal_table.slice(0, 0, T));
+  } else if (relative_positions_of(position_embedding_type) == RelativePositions::kNone) {
+    x = add(x, position_embeddings->forward(positions));
+  }
   Tensor types = token_type_ids.defined() ? token_type_ids : zeros(input_ids.shape(), DType::i64);
   x = add(x, token_type_embeddings->forward(types));
   return dropout->forward(layer_norm->forward(x));

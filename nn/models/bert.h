@@ -30,7 +30,9 @@ struct BertConfig {
   double initializer_range = 0.02;
   double layer_norm_eps = 1e-12;
   int64_t pad_token_id = 0;
-  // "absolute" (learned, as BERT) or "sinusoidal" (the fixed table of the original
+  // "absolute" (learned, as BERT); "relative_key" or "relative_key_query" (a learned distance
+  // table in each layer's attention, nn/relative_positions.h; the absolute table is kept but
+  // not added, as Hugging Face's); or "sinusoidal" (the fixed table of the original
   // Transformer; heed's extension, stored as a buffer, not a parameter).
   std::string position_embedding_type = "absolute";
   int64_t num_labels = 2;
@@ -78,6 +80,7 @@ class BertEmbeddings : public Module {
   std::shared_ptr<LayerNorm> layer_norm;
   std::shared_ptr<Dropout> dropout;
   int64_t max_positions;
+  std::string position_embedding_type;
 };
 
 class BertModel : public Module {

@@ -24,7 +24,8 @@
 namespace heed::nn {
 
 // BERT's position_embedding_type: learned, or the original Transformer's fixed table (heed's).
-inline constexpr std::array<std::string_view, 2> kPositionEmbeddingNames{"absolute", "sinusoidal"};
+inline constexpr std::array<std::string_view, 4> kPositionEmbeddingNames{
+    "absolute", "relative_key", "relative_key_query", "sinusoidal"};
 
 namespace field {
 

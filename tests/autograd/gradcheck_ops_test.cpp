@@ -52,6 +52,14 @@ TEST(Gradcheck, Tanh) {
 TEST(Gradcheck, Sigmoid) {
   expect_gradcheck([](const Inputs& x) { return sigmoid(x[0]); }, {param({2, 3}, 10)});
 }
+TEST(Gradcheck, RelativePositionGatherByQuery) {
+  expect_gradcheck([](const Inputs& x) { return relative_position_gather(x[0], false); },
+                   {param({2, 3, 4, 7}, 31)});
+}
+TEST(Gradcheck, RelativePositionGatherByKey) {
+  expect_gradcheck([](const Inputs& x) { return relative_position_gather(x[0], true); },
+                   {param({2, 3, 4, 7}, 32)});
+}
 TEST(Gradcheck, Relu) {
   // Keep inputs away from the kink at 0, where the derivative is not defined.
   Tensor x = from_vector<double>({-2.0, -0.5, 0.3, 1.7, -1.1, 0.9}, {2, 3});

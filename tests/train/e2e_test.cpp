@@ -125,6 +125,47 @@ TEST(EndToEnd, KilledAndResumedRunMatchesAnUninterruptedOneBitForBit) {
             file_bytes(resumed + "/checkpoint-200/optimizer.safetensors"));
 }
 
+// BERT with relative_key_query: learns, resumes bit for bit although the absolute table it
+// keeps (as Hugging Face's files do) never gets a gradient or optimizer state, writes Hugging
+// Face's names, and serves `infer`.
+TEST(EndToEnd, RelativePositionMlmLearnsResumesExactlyAndServesInfer) {
+  const std::string whole = fresh_dir("relative_whole"), resumed = fresh_dir("relative_resumed");
+  const std::string run =
+      "--set model.position_embedding_type=relative_key_query --set train.max_steps=60 "
+      "--set checkpoint.every_steps=20 --set logging.every_steps=1 ";
+  Outcome o = run_train(mlm_args(whole, run));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  Outcome killed = run_train(mlm_args(resumed, run), "HEED_FAULT_AFTER_STEP=47:KILL");
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.output;
+  Outcome again = run_train(mlm_args(resumed, run + "--resume"));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("at step 40"), std::string::npos) << again.output;
+  const auto a = losses(whole), b = losses(resumed);
+  ASSERT_EQ(a.size(), 60u);
+  ASSERT_EQ(a, b);
+  EXPECT_LT(a.back().second, a.front().second - 0.5);
+  const std::string checkpoint = whole + "/checkpoint-60";
+  EXPECT_EQ(file_bytes(checkpoint + "/model.safetensors"),
+            file_bytes(resumed + "/checkpoint-60/model.safetensors"));
+  EXPECT_EQ(file_bytes(checkpoint + "/optimizer.safetensors"),
+            file_bytes(resumed + "/checkpoint-60/optimizer.safetensors"));
+  const auto config = nlohmann::json::parse(file_bytes(checkpoint + "/config.json"));
+  EXPECT_EQ(config["position_embedding_type"], "relative_key_query");
+  const std::string model = file_bytes(checkpoint + "/model.safetensors");
+  EXPECT_NE(model.find("bert.encoder.layer.1.attention.self.distance_embedding.weight"),
+            std::string::npos);
+  EXPECT_NE(model.find("bert.embeddings.position_embeddings.weight"), std::string::npos);
+
+  const std::string fill = std::string(HEED_INFER_BIN) + " fill-mask --checkpoint " + checkpoint +
+                           " --text 'the [MASK] ship sees the sea.' --json 2>&1";
+  FILE* pipe = popen(fill.c_str(), "r");
+  std::string answer;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) answer.append(buf, n);
+  ASSERT_EQ(pclose(pipe), 0) << answer;
+  EXPECT_NE(answer.find("\"filled\""), std::string::npos) << answer;
+}
+
 TEST(EndToEnd, ResumeRefusesAChangedDataOrder) {
   // The saved loader position means "batch k of this order": resuming with another batch
   // size or grouping would silently train on another rest of the epoch.
