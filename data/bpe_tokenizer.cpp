@@ -202,6 +202,46 @@ std::vector<int32_t> BpeTokenizer::encode_with_specials(std::string_view text) c
   return ids;
 }
 
+Encoding BpeTokenizer::build_inputs(std::vector<int32_t> a, std::optional<std::vector<int32_t>> b,
+                                    size_t max_length, Truncation side) const {
+  HEED_CHECK(layout_ == BpeTemplate::kRoberta,
+             "a GPT-2 byte-level BPE has no template for an encoder's inputs (<s> text </s>)");
+  const size_t n_special = b ? 4 : 2;
+  if (max_length > 0) {
+    HEED_CHECK(max_length >= n_special,
+               "max_length {} leaves no room for the {} special tokens of a {}", max_length,
+               n_special, b ? "pair" : "single sequence");
+    const size_t budget = max_length - n_special;
+    size_t keep_a = a.size(), keep_b = b ? b->size() : 0;
+    while (keep_a + keep_b > budget) {
+      if (keep_a > keep_b) {
+        --keep_a;
+      } else {
+        --keep_b;
+      }
+    }
+    truncate_ids(a, keep_a, side);
+    if (b) truncate_ids(*b, keep_b, side);
+  }
+  Encoding e;
+  e.input_ids.push_back(*cls_);
+  e.input_ids.insert(e.input_ids.end(), a.begin(), a.end());
+  e.input_ids.push_back(*sep_);
+  if (b) {
+    e.input_ids.push_back(*sep_);
+    e.input_ids.insert(e.input_ids.end(), b->begin(), b->end());
+    e.input_ids.push_back(*sep_);
+  }
+  e.token_type_ids.assign(e.input_ids.size(), 0);
+  e.special_tokens_mask.assign(e.input_ids.size(), 0);
+  for (size_t i = 0; i < e.input_ids.size(); ++i) {
+    e.special_tokens_mask[i] =
+        i == 0 || i == a.size() + 1 ||
+        (b && i >= a.size() + 2 && (i == a.size() + 2 || i + 1 == e.input_ids.size()));
+  }
+  return e;
+}
+
 std::string BpeTokenizer::decode(std::span<const int32_t> ids) const {
   std::vector<int32_t> kept;
   kept.reserve(ids.size());

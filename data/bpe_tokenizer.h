@@ -13,6 +13,7 @@
 
 #include "data/byte_level_bpe.h"
 #include "data/hf_tokenizer_json.h"
+#include "data/wordpiece.h"
 
 namespace heed::data {
 
@@ -55,6 +56,12 @@ class BpeTokenizer {
   std::vector<int32_t> encode(std::string_view text) const { return bpe_.encode(text); }
   // The ids with the template's special tokens around them.
   std::vector<int32_t> encode_with_specials(std::string_view text) const;
+  // RoBERTa's model inputs from ids without special tokens: <s> a </s>, or <s> a </s></s> b </s>
+  // (one token type), cut to max_length (0: no limit) as WordPieceTokenizer::build_inputs cuts
+  // (longest first for pairs; `side` says which ids go). GPT-2's layout has no such template.
+  Encoding build_inputs(std::vector<int32_t> a, std::optional<std::vector<int32_t>> b,
+                        size_t max_length, Truncation side) const;
+  const std::vector<int32_t>& special_ids() const { return special_ids_; }
   // The text of the ids without the special tokens, invalid UTF-8 as U+FFFD.
   std::string decode(std::span<const int32_t> ids) const;
 

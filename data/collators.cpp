@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "data/text_tokenizer.h"
 #include "data/wordpiece.h"
 
 namespace heed::data {
@@ -46,6 +47,15 @@ TokenIds TokenIds::from(const WordPieceTokenizer& tokenizer) {
   ids.pad_id = tokenizer.pad_id();
   ids.mask_id = tokenizer.mask_id();
   ids.vocab_size = tokenizer.vocab_size();
+  ids.special_ids = tokenizer.special_ids();
+  return ids;
+}
+
+TokenIds TokenIds::from(const TextTokenizer& tokenizer) {
+  TokenIds ids;
+  ids.pad_id = tokenizer.pad_id();
+  ids.mask_id = tokenizer.mask_id();
+  ids.vocab_size = static_cast<int32_t>(tokenizer.vocab_size());
   ids.special_ids = tokenizer.special_ids();
   return ids;
 }

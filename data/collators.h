@@ -13,6 +13,7 @@
 namespace heed::data {
 
 class WordPieceTokenizer;
+class TextTokenizer;
 
 // The ids a collator needs, looked up from the tokenizer (never hard-coded).
 struct TokenIds {
@@ -21,6 +22,7 @@ struct TokenIds {
   int32_t vocab_size = 0;            // MLM's random replacements are drawn from [0, vocab_size)
   std::vector<int32_t> special_ids;  // never selected for masking
   static TokenIds from(const WordPieceTokenizer& tokenizer);
+  static TokenIds from(const TextTokenizer& tokenizer);  // an encoder's: WordPiece or RoBERTa's
 };
 
 struct MlmOptions {

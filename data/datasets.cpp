@@ -184,7 +184,7 @@ LabelNames classification_label_names(const std::string& tsv_path) {
 }
 
 TextClassificationDataset::TextClassificationDataset(const std::string& tsv_path,
-                                                     const WordPieceTokenizer& tokenizer,
+                                                     const TextTokenizer& tokenizer,
                                                      size_t max_length, LabelNames labels,
                                                      Truncation truncation)
     : labels_(std::move(labels)) {
@@ -212,8 +212,9 @@ TextClassificationDataset::TextClassificationDataset(const std::string& tsv_path
     auto it = index.find(row.label);
     HEED_CHECK(it != index.end(), "{}:{}: unknown label '{}' (known: {})", tsv_path, row.line_no,
                row.label, fmt::join(labels_, ", "));
-    Encoding enc = row.b ? tokenizer.encode_pair(row.a, *row.b, max_length, truncation)
-                         : tokenizer.encode(row.a, max_length, truncation);
+    Encoding enc = tokenizer.encode_inputs(
+        row.a, row.b ? std::optional<std::string_view>(*row.b) : std::nullopt, max_length,
+        truncation);
     Example e;
     e.input_ids = std::move(enc.input_ids);
     e.token_type_ids = std::move(enc.token_type_ids);
@@ -223,7 +224,7 @@ TextClassificationDataset::TextClassificationDataset(const std::string& tsv_path
 }
 
 TokenClassificationDataset::TokenClassificationDataset(const std::string& conll_path,
-                                                       const WordPieceTokenizer& tokenizer,
+                                                       const TextTokenizer& tokenizer,
                                                        size_t max_length, LabelNames labels)
     : labels_(std::move(labels)) {
   HEED_CHECK(max_length > 2, "token classification max_length must exceed 2");
@@ -255,7 +256,7 @@ TokenClassificationDataset::TokenClassificationDataset(const std::string& conll_
     for (size_t w = 0; w < s.tags.size(); ++w) counter.add(s.tags[w], s.line_no + w);
   }
   label_counts_ = counter.in_order(labels_, conll_path);
-  const int32_t cls = tokenizer.cls_id(), sep = tokenizer.sep_id();
+  const int32_t cls = tokenizer.start_id(), sep = tokenizer.end_id();
   for (const Sentence& s : sentences) {
     Example e;
     e.input_ids.push_back(cls);
@@ -265,7 +266,8 @@ TokenClassificationDataset::TokenClassificationDataset(const std::string& conll_
       auto it = index.find(s.tags[w]);
       HEED_CHECK(it != index.end(), "{}: sentence at line {}: unknown tag '{}'", conll_path,
                  s.line_no, s.tags[w]);
-      pieces = tokenizer.encode_ids(s.words[w]);
+      pieces.clear();
+      tokenizer.append_word_ids(s.words[w], pieces);
       for (size_t p = 0; p < pieces.size(); ++p) {
         e.input_ids.push_back(pieces[p]);
         e.token_labels.push_back(p == 0 ? static_cast<int32_t>(it->second)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "data/batch.h"
+#include "data/text_tokenizer.h"
 #include "data/wordpiece.h"
 
 namespace heed::data {
@@ -94,9 +95,15 @@ LabelNames classification_label_names(const std::string& tsv_path);
 // max_length ids lose ids from the side `truncation` gives up.
 class TextClassificationDataset : public Dataset {
  public:
-  TextClassificationDataset(const std::string& tsv_path, const WordPieceTokenizer& tokenizer,
+  // BERT's WordPiece or RoBERTa's byte-level BPE (TextTokenizer::encode_inputs).
+  TextClassificationDataset(const std::string& tsv_path, const TextTokenizer& tokenizer,
                             size_t max_length, LabelNames labels = {},
                             Truncation truncation = Truncation::kHead);
+  TextClassificationDataset(const std::string& tsv_path, const WordPieceTokenizer& tokenizer,
+                            size_t max_length, LabelNames labels = {},
+                            Truncation truncation = Truncation::kHead)
+      : TextClassificationDataset(tsv_path, TextTokenizer(tokenizer), max_length, std::move(labels),
+                                  truncation) {}
   size_t size() const override { return examples_.size(); }
   Example get(size_t index) const override { return examples_[index]; }
   const LabelNames& labels() const { return labels_; }
@@ -110,12 +117,18 @@ class TextClassificationDataset : public Dataset {
 
 // Token classification from CoNLL-style files: one "word<TAB>tag" per line, a blank line
 // after each sentence. Each word is tokenized on its own; its tag goes on its first
-// word piece and -100 on the others and on [CLS]/[SEP] (transformers' run_ner alignment).
+// word piece and -100 on the others and on [CLS]/[SEP] (transformers' run_ner alignment); a
+// RoBERTa tokenizer marks them <s> and </s>.
 // Sentences longer than max_length are truncated.
 class TokenClassificationDataset : public Dataset {
  public:
-  TokenClassificationDataset(const std::string& conll_path, const WordPieceTokenizer& tokenizer,
+  // BERT's WordPiece or RoBERTa's byte-level BPE (TextTokenizer::append_word_ids).
+  TokenClassificationDataset(const std::string& conll_path, const TextTokenizer& tokenizer,
                              size_t max_length, LabelNames labels = {});
+  TokenClassificationDataset(const std::string& conll_path, const WordPieceTokenizer& tokenizer,
+                             size_t max_length, LabelNames labels = {})
+      : TokenClassificationDataset(conll_path, TextTokenizer(tokenizer), max_length,
+                                   std::move(labels)) {}
   size_t size() const override { return examples_.size(); }
   Example get(size_t index) const override { return examples_[index]; }
   const LabelNames& labels() const { return labels_; }

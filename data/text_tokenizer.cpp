@@ -1,5 +1,6 @@
 #include "data/text_tokenizer.h"
 
+#include <cctype>
 #include <filesystem>
 
 #include "base/error.h"
@@ -210,6 +211,83 @@ const WordPieceTokenizer& TextTokenizer::wordpiece(std::string_view who) const {
              : std::holds_alternative<BpeTokenizer>(kind_) ? "a byte-level BPE tokenizer"
                                                            : "a SentencePiece tokenizer");
   return *wordpiece;
+}
+
+namespace {
+
+// The byte-level BPE of an encoder (RoBERTa's template), or an error naming what asked.
+const BpeTokenizer& encoder_bpe(const BpeTokenizer& t) {
+  HEED_CHECK(t.layout() == BpeTemplate::kRoberta && t.mask_id(),
+             "this byte-level BPE is GPT-2's: an encoder needs RoBERTa's (<s> </s> <pad> <mask>)");
+  return t;
+}
+
+[[noreturn]] void not_an_encoders(std::string_view type) {
+  fail("a {} tokenizer serves no encoder (BERT's WordPiece or RoBERTa's byte-level BPE)", type);
+}
+
+}  // namespace
+
+int32_t TextTokenizer::mask_id() const {
+  if (const auto* w = std::get_if<WordPieceTokenizer>(&kind_)) return w->mask_id();
+  if (const auto* b = std::get_if<BpeTokenizer>(&kind_)) return *encoder_bpe(*b).mask_id();
+  not_an_encoders(type_name());
+}
+
+std::vector<int32_t> TextTokenizer::special_ids() const {
+  if (const auto* w = std::get_if<WordPieceTokenizer>(&kind_)) return w->special_ids();
+  if (const auto* b = std::get_if<BpeTokenizer>(&kind_)) return b->special_ids();
+  not_an_encoders(type_name());
+}
+
+Encoding TextTokenizer::encode_inputs(std::string_view a, std::optional<std::string_view> b,
+                                      size_t max_length, Truncation side) const {
+  if (const auto* w = std::get_if<WordPieceTokenizer>(&kind_)) {
+    return b ? w->encode_pair(a, *b, max_length, side) : w->encode(a, max_length, side);
+  }
+  std::optional<std::vector<int32_t>> second;
+  if (b) second = encode(*b);
+  return build_inputs(encode(a), std::move(second), max_length, side);
+}
+
+Encoding TextTokenizer::build_inputs(std::vector<int32_t> a, std::optional<std::vector<int32_t>> b,
+                                     size_t max_length, Truncation side) const {
+  if (const auto* w = std::get_if<WordPieceTokenizer>(&kind_)) {
+    return w->build_inputs(std::move(a), std::move(b), max_length, side);
+  }
+  if (const auto* t = std::get_if<BpeTokenizer>(&kind_)) {
+    return encoder_bpe(*t).build_inputs(std::move(a), std::move(b), max_length, side);
+  }
+  not_an_encoders(type_name());
+}
+
+std::vector<std::string> TextTokenizer::split_words(std::string_view text) const {
+  if (const auto* w = std::get_if<WordPieceTokenizer>(&kind_)) return w->basic_tokenize(text);
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    const size_t start = i;
+    while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i > start) words.emplace_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+void TextTokenizer::append_word_ids(std::string_view word, std::vector<int32_t>& out) const {
+  if (const auto* w = std::get_if<WordPieceTokenizer>(&kind_)) {
+    const std::vector<int32_t> ids = w->encode_ids(word);
+    out.insert(out.end(), ids.begin(), ids.end());
+    return;
+  }
+  if (const auto* b = std::get_if<BpeTokenizer>(&kind_)) {
+    // Every word starts after a space, the first too (RoBERTa's add_prefix_space): its
+    // pieces are then the same wherever it stands.
+    const std::vector<int32_t> ids = encoder_bpe(*b).encode(" " + std::string(word));
+    out.insert(out.end(), ids.begin(), ids.end());
+    return;
+  }
+  not_an_encoders(type_name());
 }
 
 }  // namespace heed::data

@@ -4,6 +4,7 @@
 // asks instead of branching. Code that needs WordPiece itself (masked-LM, classification,
 // fill-mask) asks for it, and another kind gets a clear error.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +61,25 @@ class TextTokenizer {
   bool is_special(int32_t id) const;
   // A fingerprint of everything that decides the ids (token caches key on it).
   uint64_t fingerprint() const;
+
+  // --- what an encoder's tasks ask (BERT's WordPiece, RoBERTa's BPE; others throw) ---
+  // The [MASK] / <mask> id.
+  int32_t mask_id() const;
+  // Every id of a special token, sorted.
+  std::vector<int32_t> special_ids() const;
+  // Model inputs of a text or a pair: [CLS] a [SEP] (b [SEP]) with token types, or RoBERTa's
+  // <s> a </s>(</s> b </s>); cut to max_length (0: no limit) from `side`.
+  Encoding encode_inputs(std::string_view a, std::optional<std::string_view> b = std::nullopt,
+                         size_t max_length = 0, Truncation side = Truncation::kHead) const;
+  // The same from ids without special tokens.
+  Encoding build_inputs(std::vector<int32_t> a, std::optional<std::vector<int32_t>> b = {},
+                        size_t max_length = 0, Truncation side = Truncation::kHead) const;
+  // The words of a text as token classification splits it (BERT's basic tokenizer; RoBERTa:
+  // whitespace).
+  std::vector<std::string> split_words(std::string_view text) const;
+  // Appends the ids of one word of a pre-split sentence: its word pieces, or for RoBERTa the
+  // word with a space before it (Hugging Face's is_split_into_words with add_prefix_space).
+  void append_word_ids(std::string_view word, std::vector<int32_t>& out) const;
 
   // The WordPiece tokenizer; another kind throws "WHO needs a WordPiece tokenizer".
   const WordPieceTokenizer& wordpiece(std::string_view who) const;

@@ -105,6 +105,7 @@ std::string declared_architecture(const nlohmann::json& config) {
   const std::string type =
       model_type != config.end() && model_type->is_string() ? model_type->get<std::string>() : "";
   if (type == "bert") return "BertForMaskedLM";
+  if (type == "roberta") return "RobertaForMaskedLM";
   if (type == "gpt2") return "GPT2LMHeadModel";
   if (type == "bart") return "BartForConditionalGeneration";
   return type.empty() ? "model of unknown type" : type;
@@ -125,6 +126,11 @@ const std::map<std::string, ModelFactory>& architectures() {
       {"BertForMaskedLM", make<BertForMaskedLM, bert_config_from_json>},
       {"BertForSequenceClassification", make<BertForSequenceClassification, bert_config_from_json>},
       {"BertForTokenClassification", make<BertForTokenClassification, bert_config_from_json>},
+      {"RobertaForMaskedLM", make<RobertaForMaskedLM, roberta_config_from_json>},
+      {"RobertaForSequenceClassification",
+       make<RobertaForSequenceClassification, roberta_config_from_json>},
+      {"RobertaForTokenClassification",
+       make<RobertaForTokenClassification, roberta_config_from_json>},
       {"GPT2LMHeadModel", make<GPT, gpt2_config_from_json>},
       {"BartForConditionalGeneration", make<EncoderDecoder, bart_config_from_json>},
   };

@@ -90,13 +90,17 @@ std::set<int64_t> special_ids(const data::TextTokenizer& tokenizer) {
   return {tokenizer.pad_id(), tokenizer.start_id(), tokenizer.end_id()};
 }
 
+// BERT and RoBERTa: one self-attention view over the encoded text (or pair).
 json bert_views(const Checkpoint& c, const AttentionArgs& args) {
   const auto& model = static_cast<const nn::BertBase&>(*c.model);
-  const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("attention");
-  const data::Encoding enc =
-      args.text_pair.empty() ? tok.encode(args.text) : tok.encode_pair(args.text, args.text_pair);
-  check_length(enc.input_ids.size(), model.config.max_position_embeddings, "text",
-               "max_position_embeddings");
+  const data::Encoding enc = c.tokenizer.encode_inputs(
+      args.text,
+      args.text_pair.empty() ? std::nullopt : std::optional<std::string_view>(args.text_pair));
+  // RoBERTa's positions start after the padding id.
+  const bool roberta = model.bert->layout.positions == nn::PositionIds::kAfterPadding;
+  check_length(enc.input_ids.size(),
+               model.config.max_position_embeddings - (roberta ? model.config.pad_token_id + 1 : 0),
+               "text", "max_position_embeddings");
   nn::ModelInputs in;
   in.input_ids = ids_row(enc.input_ids);
   in.attention_mask = ones(in.input_ids.shape(), DType::i64);
@@ -104,11 +108,21 @@ json bert_views(const Checkpoint& c, const AttentionArgs& args) {
                                                  : ids_row(enc.token_type_ids);
   in.output_attentions = true;
   const nn::ModelOutputs out = model.forward(in);
+  // Where the second text starts: its first token type 1 (BERT), or after RoBERTa's </s></s>.
   std::optional<size_t> pair_start;
   for (size_t i = 0; i < enc.token_type_ids.size(); ++i) {
     if (enc.token_type_ids[i] == 1) {
       pair_start = i;
       break;
+    }
+  }
+  if (roberta && !args.text_pair.empty()) {
+    const auto& ids = enc.input_ids;
+    for (size_t i = 1; i + 1 < ids.size(); ++i) {
+      if (ids[i] == c.tokenizer.end_id() && ids[i + 1] == c.tokenizer.end_id()) {
+        pair_start = i + 2;
+        break;
+      }
     }
   }
   const Tokens tokens = tokens_of(c.tokenizer, enc.input_ids, special_ids(c.tokenizer));
@@ -183,10 +197,11 @@ void run_attention(const AttentionArgs& given, std::ostream& out) {
   Checkpoint c = load_checkpoint(
       args.checkpoint, "attention",
       {"BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification",
+       "RobertaForMaskedLM", "RobertaForSequenceClassification", "RobertaForTokenClassification",
        "GPT2LMHeadModel", "BartForConditionalGeneration"});
   const std::string type = c.model->model_type();
-  HEED_CHECK(args.text_pair.empty() || type == "bert",
-             "--text-pair: only a BERT checkpoint reads a pair; {} is a {}", args.checkpoint,
+  HEED_CHECK(args.text_pair.empty() || type == "bert" || type == "roberta",
+             "--text-pair: only an encoder checkpoint reads a pair; {} is a {}", args.checkpoint,
              c.model->architecture());
   HEED_CHECK(args.target.empty() || type == "bart",
              "--target: only an encoder-decoder checkpoint has a decoder to read it; {} is a {}",
@@ -199,9 +214,9 @@ void run_attention(const AttentionArgs& given, std::ostream& out) {
                 {{"text", args.text},
                  {"text_pair", args.text_pair.empty() ? json(nullptr) : json(args.text_pair)},
                  {"target", args.target.empty() ? json(nullptr) : json(args.target)}}}};
-  data["views"] = type == "bert"   ? bert_views(c, args)
-                  : type == "gpt2" ? gpt_views(c, args)
-                                   : encoder_decoder_views(c, args);
+  data["views"] = type == "bert" || type == "roberta" ? bert_views(c, args)
+                  : type == "gpt2"                    ? gpt_views(c, args)
+                                                      : encoder_decoder_views(c, args);
   if (!args.json) {
     viz::write_page(args.out, viz::Page::attention, data);
     out << fmt::format("wrote {}\n", args.out);

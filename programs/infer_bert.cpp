@@ -1,4 +1,5 @@
-// infer fill-mask and classify: the BERT checkpoints.
+// infer fill-mask and classify: the encoder checkpoints (BERT with WordPiece, RoBERTa with its
+// byte-level BPE).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -59,8 +60,42 @@ std::vector<std::string> label_names(const nn::BertConfig& config) {
   return names;
 }
 
-void check_model_length(size_t n, const nn::BertConfig& config) {
-  check_length(n, config.max_position_embeddings, "text", "max_position_embeddings");
+// RoBERTa's positions start after the padding id, so its table holds fewer tokens.
+void check_model_length(size_t n, const nn::BertBase& model) {
+  const nn::BertConfig& config = model.config;
+  const bool roberta = model.bert->layout.positions == nn::PositionIds::kAfterPadding;
+  check_length(n, config.max_position_embeddings - (roberta ? config.pad_token_id + 1 : 0), "text",
+               roberta ? "max_position_embeddings - pad_token_id - 1" : "max_position_embeddings");
+}
+
+// Every architecture of the encoder family with a head `head` ("ForMaskedLM").
+std::vector<std::string> encoder_architectures(std::initializer_list<const char*> heads) {
+  std::vector<std::string> names;
+  for (const char* family : {"Bert", "Roberta"}) {
+    for (const char* head : heads) names.push_back(std::string(family) + head);
+  }
+  return names;
+}
+
+// The text's model inputs with each spelled mask token as the mask id: WordPiece keeps [MASK]
+// whole; a byte-level BPE would split "<mask>", so the text is encoded between the masks (the
+// space before a mask goes with it, as RoBERTa's <mask> token strips on its left).
+data::Encoding mask_aware_encoding(const data::TextTokenizer& tok, std::string_view text,
+                                   const std::string& mask_token) {
+  if (tok.type_name() == "wordpiece") return tok.encode_inputs(text);
+  std::vector<int32_t> ids;
+  size_t from = 0;
+  while (true) {
+    const size_t at = text.find(mask_token, from);
+    std::string_view part = text.substr(from, at == std::string_view::npos ? at : at - from);
+    if (at != std::string_view::npos && part.ends_with(' ')) part.remove_suffix(1);
+    const std::vector<int32_t> piece = tok.encode(part);
+    ids.insert(ids.end(), piece.begin(), piece.end());
+    if (at == std::string_view::npos) break;
+    ids.push_back(tok.mask_id());
+    from = at + mask_token.size();
+  }
+  return tok.build_inputs(std::move(ids));
 }
 
 }  // namespace
@@ -68,20 +103,22 @@ void check_model_length(size_t n, const nn::BertConfig& config) {
 void run_fill_mask(const FillMaskArgs& args, std::ostream& out) {
   HEED_CHECK(args.top_k >= 1, "--top-k must be >= 1, got {}", args.top_k);
   const std::vector<std::string> texts = input_texts(args.text, "text");
-  Checkpoint c = load_checkpoint(args.checkpoint, "fill-mask", {"BertForMaskedLM"});
+  Checkpoint c =
+      load_checkpoint(args.checkpoint, "fill-mask", encoder_architectures({"ForMaskedLM"}));
   check_top_k(args.top_k, c);
   const auto& model = static_cast<const nn::BertForMaskedLM&>(*c.model);
-  const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("fill-mask");
+  const data::TextTokenizer& tok = c.tokenizer;
   const int32_t mask_id = tok.mask_id();
+  const std::string mask_token = tok.token(mask_id);
   NoGradGuard no_grad;
   for (size_t n = 0; n < texts.size(); ++n) {
-    const data::Encoding enc = tok.encode(texts[n]);
-    check_model_length(enc.input_ids.size(), model.config);
+    const data::Encoding enc = mask_aware_encoding(tok, texts[n], mask_token);
+    check_model_length(enc.input_ids.size(), model);
     std::vector<size_t> masks;
     for (size_t t = 0; t < enc.input_ids.size(); ++t) {
       if (enc.input_ids[t] == mask_id) masks.push_back(t);
     }
-    HEED_CHECK(!masks.empty(), "no {} in the text \"{}\"", tok.options().mask_token, texts[n]);
+    HEED_CHECK(!masks.empty(), "no {} in the text \"{}\"", mask_token, texts[n]);
 
     const auto probs = probabilities(model.forward(bert_inputs(enc)).logits.select(0, 0));
     std::vector<int32_t> filled = enc.input_ids;
@@ -93,11 +130,10 @@ void run_fill_mask(const FillMaskArgs& args, std::ostream& out) {
       filled[masks[m]] = best[0];
       json candidates = json::array();
       for (int32_t id : best) {
-        candidates.push_back(
-            {{"token", tok.vocab().token(id)}, {"id", id}, {"probability", p[id]}});
+        candidates.push_back({{"token", tok.token(id)}, {"id", id}, {"probability", p[id]}});
         if (!args.json) {
-          out << tok.options().mask_token << " " << m + 1 << ": " << tok.vocab().token(id) << " "
-              << fixed4(p[id]) << "\n";
+          out << mask_token << " " << m + 1 << ": " << tok.token(id) << " " << fixed4(p[id])
+              << "\n";
         }
       }
       masks_json.push_back({{"position", masks[m]}, {"candidates", candidates}});
@@ -121,8 +157,8 @@ namespace {
 
 void classify_sequence(const Checkpoint& c, const ClassifyArgs& args,
                        const std::vector<std::string>& texts, std::ostream& out) {
-  const auto& model = static_cast<const nn::BertForSequenceClassification&>(*c.model);
-  const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("classify");
+  const auto& model = static_cast<const nn::BertBase&>(*c.model);
+  const data::TextTokenizer& tok = c.tokenizer;
   const std::vector<std::string> names = label_names(model.config);
   // By default inputs are cut as the training run cut them, so that a prediction here is the
   // one its evaluation scored.
@@ -131,10 +167,11 @@ void classify_sequence(const Checkpoint& c, const ClassifyArgs& args,
       static_cast<size_t>(args.max_length.value_or(trained.max_length.value_or(0)));
   const data::Truncation side = args.truncation.value_or(trained.side);
   for (size_t n = 0; n < texts.size(); ++n) {
-    const data::Encoding enc = args.text_pair.empty()
-                                   ? tok.encode(texts[n], max_length, side)
-                                   : tok.encode_pair(texts[n], args.text_pair, max_length, side);
-    check_model_length(enc.input_ids.size(), model.config);
+    const data::Encoding enc = tok.encode_inputs(
+        texts[n],
+        args.text_pair.empty() ? std::nullopt : std::optional<std::string_view>(args.text_pair),
+        max_length, side);
+    check_model_length(enc.input_ids.size(), model);
     const Tensor logits = model.forward(bert_inputs(enc)).logits;  // [1, L]
     json j = {{"text", texts[n]}, {"input_ids", enc.input_ids}};
     if (!args.text_pair.empty()) j["text_pair"] = args.text_pair;
@@ -163,33 +200,33 @@ void classify_sequence(const Checkpoint& c, const ClassifyArgs& args,
 // with (transformers' run_ner).
 void classify_tokens(const Checkpoint& c, const ClassifyArgs& args,
                      const std::vector<std::string>& texts, std::ostream& out) {
-  const auto& model = static_cast<const nn::BertForTokenClassification&>(*c.model);
+  const auto& model = static_cast<const nn::BertBase&>(*c.model);
   HEED_CHECK(args.text_pair.empty(),
              "--text-pair is for sequence classification; checkpoint {} "
-             "is a BertForTokenClassification",
-             args.checkpoint);
+             "is a {}",
+             args.checkpoint, model.architecture());
   HEED_CHECK(!args.max_length && !args.truncation,
              "--max-length and --truncation are for sequence classification (words past the "
-             "cut would get no tag); checkpoint {} is a BertForTokenClassification",
-             args.checkpoint);
-  const data::WordPieceTokenizer& tok = c.tokenizer.wordpiece("classify");
+             "cut would get no tag); checkpoint {} is a {}",
+             args.checkpoint, model.architecture());
+  const data::TextTokenizer& tok = c.tokenizer;
   const std::vector<std::string> names = label_names(model.config);
   for (size_t n = 0; n < texts.size(); ++n) {
-    const std::vector<std::string> words = tok.basic_tokenize(texts[n]);
+    const std::vector<std::string> words = tok.split_words(texts[n]);
     std::vector<int32_t> pieces;
     std::vector<size_t> first_piece;  // position of each word's first piece in the input
     for (const std::string& word : words) {
-      first_piece.push_back(pieces.size() + 1);  // + 1: after [CLS]
-      tok.wordpiece_ids(word, pieces);
+      first_piece.push_back(pieces.size() + 1);  // + 1: after [CLS] (<s>)
+      tok.append_word_ids(word, pieces);
     }
     const data::Encoding enc = tok.build_inputs(pieces, std::nullopt, 0);
-    check_model_length(enc.input_ids.size(), model.config);
+    check_model_length(enc.input_ids.size(), model);
     const auto probs = probabilities(model.forward(bert_inputs(enc)).logits.select(0, 0));
 
     json words_json = json::array(), tokens_json = json::array();
     for (size_t t = 0; t < enc.input_ids.size(); ++t) {
       const int32_t label = top_indices(probs[t], 1)[0];
-      tokens_json.push_back({{"token", tok.vocab().token(enc.input_ids[t])},
+      tokens_json.push_back({{"token", tok.token(enc.input_ids[t])},
                              {"id", enc.input_ids[t]},
                              {"label", names[label]},
                              {"probability", probs[t][label]}});
@@ -220,10 +257,11 @@ void classify_tokens(const Checkpoint& c, const ClassifyArgs& args,
 
 void run_classify(const ClassifyArgs& args, std::ostream& out) {
   const std::vector<std::string> texts = input_texts(args.text, "text");
-  Checkpoint c = load_checkpoint(args.checkpoint, "classify",
-                                 {"BertForSequenceClassification", "BertForTokenClassification"});
+  Checkpoint c = load_checkpoint(
+      args.checkpoint, "classify",
+      encoder_architectures({"ForSequenceClassification", "ForTokenClassification"}));
   NoGradGuard no_grad;
-  if (c.model->architecture() == "BertForTokenClassification") {
+  if (c.model->architecture().ends_with("ForTokenClassification")) {
     classify_tokens(c, args, texts, out);
   } else {
     classify_sequence(c, args, texts, out);

@@ -415,6 +415,94 @@ class BertForSequenceClassification(nn.Module):
 
 
 # ----------------------------------------------------------------------------------------
+# RoBERTa: BERT's encoder under `roberta`, names as in transformers' modeling_roberta.py
+# ----------------------------------------------------------------------------------------
+
+def create_position_ids_from_input_ids(input_ids, padding_idx):
+    """modeling_roberta: real tokens count from padding_idx + 1, padding gets padding_idx."""
+    mask = input_ids.ne(padding_idx).long()
+    return torch.cumsum(mask, dim=1) * mask + padding_idx
+
+
+class RobertaEmbeddings(BertEmbeddings):
+    def __init__(self, c):
+        super().__init__(c)
+        self.padding_idx = c["pad_token_id"]
+        self.position_embeddings = nn.Embedding(c["max_position_embeddings"], c["hidden_size"],
+                                                padding_idx=self.padding_idx)
+
+    def forward(self, input_ids, token_type_ids):
+        positions = create_position_ids_from_input_ids(input_ids, self.padding_idx)
+        x = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        x = x + self.position_embeddings(positions)
+        return self.LayerNorm(x)
+
+
+class RobertaModel(BertModel):
+    def __init__(self, c):
+        super().__init__(c, add_pooling_layer=False)
+        self.embeddings = RobertaEmbeddings(c)
+
+
+class RobertaLMHead(nn.Module):
+    """dense, exact gelu (whatever hidden_act says), layer_norm, tied decoder + bias."""
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+        self.layer_norm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+        self.decoder = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)  # tied
+        self.bias = nn.Parameter(torch.zeros(c["vocab_size"]))
+
+    def forward(self, x):
+        return self.decoder(self.layer_norm(gelu(self.dense(x)))) + self.bias
+
+
+class RobertaForMaskedLM(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.roberta = RobertaModel(c)
+        self.lm_head = RobertaLMHead(c)
+        self.lm_head.decoder.weight = self.roberta.embeddings.word_embeddings.weight
+
+    def forward(self, input_ids, attention_mask, token_type_ids, labels):
+        logits = self.lm_head(self.roberta(input_ids, attention_mask, token_type_ids))
+        return logits, lm_loss(logits, labels)
+
+
+class RobertaClassificationHead(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+        self.out_proj = nn.Linear(c["hidden_size"], c["num_labels"])
+
+    def forward(self, features):
+        return self.out_proj(torch.tanh(self.dense(features[:, 0, :])))  # dropout is 0
+
+
+class RobertaForSequenceClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.num_labels = c["num_labels"]
+        self.roberta = RobertaModel(c)
+        self.classifier = RobertaClassificationHead(c)
+
+    def forward(self, input_ids, attention_mask, token_type_ids, labels):
+        logits = self.classifier(self.roberta(input_ids, attention_mask, token_type_ids))
+        return logits, F.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1))
+
+
+class RobertaForTokenClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.roberta = RobertaModel(c)
+        self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+
+    def forward(self, input_ids, attention_mask, token_type_ids, labels):
+        logits = self.classifier(self.roberta(input_ids, attention_mask, token_type_ids))
+        return logits, lm_loss(logits, labels)
+
+
+# ----------------------------------------------------------------------------------------
 # GPT-2 (pre-LN), names as in modeling_gpt2.py
 # ----------------------------------------------------------------------------------------
 
@@ -737,6 +825,21 @@ def bert_config(architecture, **extra):
     return c
 
 
+def roberta_config(architecture, **extra):
+    """RobertaConfig: BERT's fields with RoBERTa's ids (<s> 0, <pad> 1, </s> 2), one token
+    type, eps 1e-5, and positions past pad_token_id + T."""
+    c = bert_config(architecture, model_type="roberta", pad_token_id=1, bos_token_id=0,
+                    eos_token_id=2, type_vocab_size=1, layer_norm_eps=1e-5,
+                    max_position_embeddings=18)
+    c.update(extra)
+    return c
+
+
+def classifier_labels(n):
+    return {"num_labels": n, "id2label": {str(i): f"LABEL_{i}" for i in range(n)},
+            "label2id": {f"LABEL_{i}": i for i in range(n)}}
+
+
 GPT2_CONFIG = {
     "architectures": ["GPT2LMHeadModel"],
     "model_type": "gpt2",
@@ -814,6 +917,18 @@ def bert_inputs():
     return input_ids, attention_mask, token_type_ids, mlm_labels
 
 
+def roberta_inputs():
+    """<s> A </s></s> B </s> and a shorter padded <s> A </s>. Ids 0..4 stand for <s> <pad>
+    </s> <unk> <mask>; ordinary tokens are 5..49."""
+    input_ids = ids([[0, 17, 4, 31, 2, 2, 44, 4, 2],
+                     [0, 9, 26, 4, 2, 1, 1, 1, 1]])
+    attention_mask = (input_ids != 1).long()
+    token_type_ids = torch.zeros_like(input_ids)
+    mlm_labels = ids([[-100, -100, 12, -100, -100, -100, 44, 38, -100],
+                      [-100, 9, -100, 21, -100, -100, -100, -100, -100]])
+    return input_ids, attention_mask, token_type_ids, mlm_labels
+
+
 def gpt2_inputs():
     """Right padding with id 0 (GPT-2 has no pad token; the mask is what matters)."""
     input_ids = ids([[55, 12, 40, 7, 33, 21, 9],
@@ -884,6 +999,15 @@ def make_bert_mlm_relative():
     return model, c, inputs
 
 
+def make_roberta_mlm():
+    c = roberta_config("RobertaForMaskedLM")
+    model = build(RobertaForMaskedLM, c, bert_init)
+    input_ids, attention_mask, token_type_ids, labels = roberta_inputs()
+    inputs = {"input_ids": input_ids, "attention_mask": attention_mask,
+              "token_type_ids": token_type_ids, "labels": labels}
+    return model, c, inputs
+
+
 def make_bert_classify_relative():
     c = bert_config("BertForSequenceClassification", num_labels=3,
                     id2label={str(i): f"LABEL_{i}" for i in range(3)},
@@ -894,6 +1018,27 @@ def make_bert_classify_relative():
     input_ids, attention_mask, token_type_ids, _ = bert_inputs()
     inputs = {"input_ids": input_ids, "attention_mask": attention_mask,
               "token_type_ids": token_type_ids, "labels": ids([2, 0])}
+    return model, c, inputs
+
+
+def make_roberta_classify():
+    c = roberta_config("RobertaForSequenceClassification", **classifier_labels(3),
+                       problem_type="single_label_classification")
+    model = build(RobertaForSequenceClassification, c, bert_init)
+    input_ids, attention_mask, token_type_ids, _ = roberta_inputs()
+    inputs = {"input_ids": input_ids, "attention_mask": attention_mask,
+              "token_type_ids": token_type_ids, "labels": ids([2, 0])}
+    return model, c, inputs
+
+
+def make_roberta_token():
+    c = roberta_config("RobertaForTokenClassification", **classifier_labels(4))
+    model = build(RobertaForTokenClassification, c, bert_init)
+    input_ids, attention_mask, token_type_ids, _ = roberta_inputs()
+    labels = ids([[-100, 1, 3, 0, -100, -100, 2, 1, -100],
+                  [-100, 0, 2, 3, -100, -100, -100, -100, -100]])
+    inputs = {"input_ids": input_ids, "attention_mask": attention_mask,
+              "token_type_ids": token_type_ids, "labels": labels}
     return model, c, inputs
 
 
@@ -922,6 +1067,9 @@ CASES = {
     "bert_classify": make_bert_classify,
     "bert_mlm_relative": make_bert_mlm_relative,
     "bert_classify_relative": make_bert_classify_relative,
+    "roberta_mlm": make_roberta_mlm,
+    "roberta_classify": make_roberta_classify,
+    "roberta_token": make_roberta_token,
     "gpt2_lm": make_gpt2,
     "bart": make_bart,
 }
@@ -1319,6 +1467,20 @@ def self_checks():
     check_finite_differences("bert_classify", model, inputs)
     check_padding_invariance("bert_classify", model, inputs, "input_ids", "attention_mask",
                              17, torch.ones(2))
+
+    # RoBERTa's position ids come from the ids themselves, so a pad id changed into a token
+    # moves positions: its check is that padding sits at pad_token_id's position row.
+    model, c, inputs = make_roberta_mlm()
+    check_finite_differences("roberta_mlm", model, inputs)
+    check_tied("roberta_mlm", model, inputs, "roberta.embeddings.word_embeddings.weight",
+               ["lm_head.decoder.weight"])
+    positions = create_position_ids_from_input_ids(inputs["input_ids"], c["pad_token_id"])
+    check(positions.tolist() == [[2, 3, 4, 5, 6, 7, 8, 9, 10], [2, 3, 4, 5, 6, 1, 1, 1, 1]],
+          f"RoBERTa position ids {positions.tolist()}")
+    print(f"  roberta_mlm: position ids {positions.tolist()}")
+    for make in (make_roberta_classify, make_roberta_token):
+        model, c, inputs = make()
+        check_finite_differences(c["architectures"][0], model, inputs)
 
     model, _, inputs = make_gpt2()
     check_finite_differences("gpt2_lm", model, inputs)

@@ -11,18 +11,17 @@ namespace heed::nn {
 
 namespace {
 
-LayerOptions bert_layer_options(const BertConfig& c, DType dtype) {
+LayerOptions bert_layer_options(const BertConfig& c, DType dtype, const EncoderLayout& layout) {
   LayerOptions o;
-  o.attention = {
-      .embed_dim = c.hidden_size,
-      .num_heads = c.num_attention_heads,
-      .dropout = c.attention_probs_dropout_prob,
-      .init_std = c.initializer_range,
-      .output_init_std = c.initializer_range,
-      .dtype = dtype,
-      .names = {"self.query", "self.key", "self.value", "output.dense", "self.distance_embedding"},
-      .relative_positions = relative_positions_of(c.position_embedding_type),
-      .max_positions = c.max_position_embeddings};
+  o.attention = {.embed_dim = c.hidden_size,
+                 .num_heads = c.num_attention_heads,
+                 .dropout = c.attention_probs_dropout_prob,
+                 .init_std = c.initializer_range,
+                 .output_init_std = c.initializer_range,
+                 .dtype = dtype,
+                 .names = layout.attention_names,
+                 .relative_positions = relative_positions_of(c.position_embedding_type),
+                 .max_positions = c.max_position_embeddings};
   o.feed_forward = {.hidden_size = c.hidden_size,
                     .intermediate_size = c.intermediate_size,
                     .activation = parse_activation(c.hidden_act),
@@ -30,23 +29,16 @@ LayerOptions bert_layer_options(const BertConfig& c, DType dtype) {
                     .init_std = c.initializer_range,
                     .output_init_std = c.initializer_range,
                     .dtype = dtype,
-                    .in_name = "intermediate.dense",
-                    .out_name = "output.dense"};
+                    .in_name = layout.ffn_in,
+                    .out_name = layout.ffn_out};
   o.norm_first = false;
   o.layer_norm_eps = c.layer_norm_eps;
-  o.hidden_dropout = c.hidden_dropout_prob;
-  o.names = {.self_attention = "attention",
-             .self_attention_norm = "attention.output.LayerNorm",
-             .feed_forward = "",
-             .final_norm = "output.LayerNorm"};
+  o.hidden_dropout = layout.attention_output_dropout ? c.hidden_dropout_prob : 0.0;
+  o.names = {.self_attention = layout.attention,
+             .self_attention_norm = layout.attention_norm,
+             .feed_forward = layout.feed_forward,
+             .final_norm = layout.final_norm};
   return o;
-}
-
-// Positions 0..T-1, checked against the table size.
-Tensor position_ids(int64_t T, int64_t max_positions) {
-  HEED_CHECK(T <= max_positions, "sequence of {} tokens is longer than max_position_embeddings {}",
-             T, max_positions);
-  return arange(0, T);
 }
 
 Tensor masked_lm_loss(const Tensor& logits, const Tensor& labels, double label_smoothing) {
@@ -56,41 +48,111 @@ Tensor masked_lm_loss(const Tensor& logits, const Tensor& labels, double label_s
 
 }  // namespace
 
+Tensor encoder_position_ids(const Tensor& input_ids, PositionIds scheme, int64_t pad_token_id,
+                            int64_t max_positions) {
+  const int64_t B = input_ids.size(0), T = input_ids.size(1);
+  if (scheme == PositionIds::kFromZero) {
+    HEED_CHECK(T <= max_positions,
+               "sequence of {} tokens is longer than max_position_embeddings {}", T, max_positions);
+    return arange(0, T);
+  }
+  const std::vector<int64_t> ids = input_ids.to(DType::i64).contiguous().to_vector<int64_t>();
+  std::vector<int64_t> positions(ids.size());
+  int64_t highest = pad_token_id;
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t real = 0;
+    for (int64_t t = 0; t < T; ++t) {
+      const size_t i = static_cast<size_t>(b * T + t);
+      positions[i] = ids[i] == pad_token_id ? pad_token_id : pad_token_id + ++real;
+      highest = std::max(highest, positions[i]);
+    }
+  }
+  HEED_CHECK(highest < max_positions,
+             "sequence of {} tokens needs position {} (RoBERTa's count from pad_token_id {} + 1), "
+             "past max_position_embeddings {}",
+             T, highest, pad_token_id, max_positions);
+  return from_vector<int64_t>(positions, {B, T});
+}
+
+const EncoderFamily& bert_family() {
+  static const EncoderFamily family{.model_type = "bert",
+                                    .body = "bert",
+                                    .layout = {},
+                                    .mlm_dense = "cls.predictions.transform.dense",
+                                    .mlm_norm = "cls.predictions.transform.LayerNorm",
+                                    .mlm_bias = "cls.predictions.bias",
+                                    .mlm_decoder = "cls.predictions.decoder",
+                                    .mlm_head_uses_hidden_act = true,
+                                    .architecture_prefix = "Bert"};
+  return family;
+}
+
 nlohmann::json BertBase::config_json() const {
   nlohmann::json j = to_json(config);
+  j["model_type"] = family.model_type;
   j["architectures"] = {architecture()};
   return j;
 }
 
 bool BertBase::ignores_checkpoint_name(const std::string& name) const {
-  // position_ids is a buffer of old checkpoints; the decoder weight is the tied word
-  // embedding table; seq_relationship is the next-sentence head of BertForPreTraining.
-  return name == "bert.embeddings.position_ids" || name == "embeddings.position_ids" ||
-         name == "cls.predictions.decoder.weight" || name.rfind("cls.seq_relationship.", 0) == 0;
+  // position_ids and token_type_ids are buffers of some checkpoints; the decoder weight is the
+  // tied word embedding table; seq_relationship is the next-sentence head of
+  // BertForPreTraining.
+  const std::string& body = family.body;
+  return name == body + ".embeddings.position_ids" || name == "embeddings.position_ids" ||
+         name == body + ".embeddings.token_type_ids" || name == "embeddings.token_type_ids" ||
+         name == family.mlm_decoder + ".weight" || name.rfind("cls.seq_relationship.", 0) == 0;
 }
 
 std::string BertBase::canonical_checkpoint_name(const std::string& name) const {
-  if (name == "cls.predictions.decoder.bias") return "cls.predictions.bias";  // an alias
+  if (name == family.mlm_decoder + ".bias") return family.mlm_bias;  // an alias
   return PretrainedModel::canonical_checkpoint_name(name);
 }
 
+void BertBase::build_body(const BertConfig& c, const EncoderFamily& f, Generator& init, DType dtype,
+                          bool pooler) {
+  config = c;
+  family = f;
+  bert = register_module(
+      f.body, std::make_shared<BertModel>(c, init, dropout_generator, pooler, dtype, f.layout));
+}
+
+Tensor sequence_classification_loss(const Tensor& logits, const Tensor& labels, int64_t num_labels,
+                                    double label_smoothing) {
+  if (num_labels == 1) {
+    Tensor target = labels.reshape({-1, 1}).to(logits.dtype());
+    Tensor diff = sub(logits, target);
+    return mean(mul(diff, diff));
+  }
+  return cross_entropy(logits, labels.reshape({-1}), -100, label_smoothing);
+}
+
 BertEmbeddings::BertEmbeddings(const BertConfig& c, Generator& init,
-                               std::shared_ptr<Generator> dropout_gen, DType dtype)
-    : max_positions(c.max_position_embeddings), position_embedding_type(c.position_embedding_type) {
+                               std::shared_ptr<Generator> dropout_gen, DType dtype,
+                               const EncoderLayout& layout)
+    : max_positions(c.max_position_embeddings),
+      pad_token_id(c.pad_token_id),
+      positions(layout.positions),
+      position_embedding_type(c.position_embedding_type) {
   word_embeddings = register_module(
       "word_embeddings", std::make_shared<Embedding>(c.vocab_size, c.hidden_size, init,
                                                      c.pad_token_id, c.initializer_range, dtype));
   // With relative positions the table exists, as in Hugging Face's files, but is not added.
   if (c.position_embedding_type != "sinusoidal") {
-    position_embeddings = register_module(
-        "position_embeddings", std::make_shared<Embedding>(c.max_position_embeddings, c.hidden_size,
-                                                           init, -1, c.initializer_range, dtype));
+    // RoBERTa's table has a padding row, as its position ids put padding there.
+    const int64_t padding_row = positions == PositionIds::kAfterPadding ? c.pad_token_id : -1;
+    position_embeddings =
+        register_module("position_embeddings",
+                        std::make_shared<Embedding>(c.max_position_embeddings, c.hidden_size, init,
+                                                    padding_row, c.initializer_range, dtype));
   } else {
     sinusoidal_table = sinusoidal_positions(c.max_position_embeddings, c.hidden_size, dtype);
   }
-  token_type_embeddings = register_module(
-      "token_type_embeddings", std::make_shared<Embedding>(c.type_vocab_size, c.hidden_size, init,
-                                                           -1, c.initializer_range, dtype));
+  if (layout.token_types) {
+    token_type_embeddings = register_module(
+        "token_type_embeddings", std::make_shared<Embedding>(c.type_vocab_size, c.hidden_size, init,
+                                                             -1, c.initializer_range, dtype));
+  }
   layer_norm = register_module("LayerNorm",
                                std::make_shared<LayerNorm>(c.hidden_size, c.layer_norm_eps, dtype));
   dropout = register_module(
@@ -99,28 +161,31 @@ BertEmbeddings::BertEmbeddings(const BertConfig& c, Generator& init,
 
 Tensor BertEmbeddings::forward(const Tensor& input_ids, const Tensor& token_type_ids) const {
   HEED_CHECK(input_ids.dim() == 2, "BERT: input_ids must be [B, T], got {}", input_ids.shape_str());
-  const int64_t T = input_ids.size(1);
-  Tensor positions = position_ids(T, max_positions);
+  const Tensor ids = encoder_position_ids(input_ids, positions, pad_token_id, max_positions);
   Tensor x = word_embeddings->forward(input_ids);
   if (sinusoidal_table.defined()) {
-    x = add(x, sinusoidal_table.slice(0, 0, T));
+    // The fixed table's rows are picked as the learned one's (a [T, C] slice broadcasts).
+    x = add(x, positions == PositionIds::kFromZero ? sinusoidal_table.slice(0, 0, ids.size(0))
+                                                   : embedding(sinusoidal_table, ids));
   } else if (relative_positions_of(position_embedding_type) == RelativePositions::kNone) {
-    x = add(x, position_embeddings->forward(positions));
+    x = add(x, position_embeddings->forward(ids));
   }
-  Tensor types = token_type_ids.defined() ? token_type_ids : zeros(input_ids.shape(), DType::i64);
-  x = add(x, token_type_embeddings->forward(types));
+  if (token_type_embeddings) {
+    Tensor types = token_type_ids.defined() ? token_type_ids : zeros(input_ids.shape(), DType::i64);
+    x = add(x, token_type_embeddings->forward(types));
+  }
   return dropout->forward(layer_norm->forward(x));
 }
 
 BertModel::BertModel(const BertConfig& c, Generator& init, std::shared_ptr<Generator> dropout_gen,
-                     bool add_pooling_layer, DType dtype)
-    : config(c) {
+                     bool add_pooling_layer, DType dtype, const EncoderLayout& layout_)
+    : config(c), layout(layout_) {
   c.validate();
-  embeddings =
-      register_module("embeddings", std::make_shared<BertEmbeddings>(c, init, dropout_gen, dtype));
-  const LayerOptions options = bert_layer_options(c, dtype);
+  embeddings = register_module(
+      "embeddings", std::make_shared<BertEmbeddings>(c, init, dropout_gen, dtype, layout));
+  const LayerOptions options = bert_layer_options(c, dtype, layout);
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
-    layers.push_back(register_module("encoder.layer." + std::to_string(i),
+    layers.push_back(register_module(layout.layers + std::to_string(i),
                                      std::make_shared<EncoderLayer>(options, init, dropout_gen)));
   }
   if (add_pooling_layer) {
@@ -151,27 +216,30 @@ Tensor BertModel::pool(const Tensor& cls) const {
   return tanh(pooler->forward(cls));
 }
 
-BertForMaskedLM::BertForMaskedLM(const BertConfig& c, uint64_t seed, DType dtype) {
-  config = c;
+BertForMaskedLM::BertForMaskedLM(const BertConfig& c, uint64_t seed, DType dtype,
+                                 const EncoderFamily& f) {
   Generator init(seed);
   dropout_generator = std::make_shared<Generator>(seed + 1);
-  bert = register_module("bert",
-                         std::make_shared<BertModel>(c, init, dropout_generator, false, dtype));
-  transform = register_module("cls.predictions.transform.dense",
-                              std::make_shared<Linear>(c.hidden_size, c.hidden_size, init, true,
-                                                       c.initializer_range, dtype));
-  transform_norm =
-      register_module("cls.predictions.transform.LayerNorm",
-                      std::make_shared<LayerNorm>(c.hidden_size, c.layer_norm_eps, dtype));
-  decoder_bias = register_parameter("cls.predictions.bias", zeros({c.vocab_size}, dtype));
+  build_body(c, f, init, dtype, /*pooler=*/false);
+  transform =
+      register_module(f.mlm_dense, std::make_shared<Linear>(c.hidden_size, c.hidden_size, init,
+                                                            true, c.initializer_range, dtype));
+  transform_norm = register_module(
+      f.mlm_norm, std::make_shared<LayerNorm>(c.hidden_size, c.layer_norm_eps, dtype));
+  decoder_bias = register_parameter(f.mlm_bias, zeros({c.vocab_size}, dtype));
+}
+
+Tensor BertForMaskedLM::head(const Tensor& h) const {
+  const Activation act =
+      family.mlm_head_uses_hidden_act ? parse_activation(config.hidden_act) : Activation::gelu;
+  return transform_norm->forward(activate(transform->forward(h), act));
 }
 
 ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
   if (in.only_labeled_logits && in.labels.defined()) return forward_labelled(in);
   ModelOutputs out;
-  Tensor h = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
-                           in.output_attentions ? &out.attentions : nullptr);
-  h = transform_norm->forward(activate(transform->forward(h), parse_activation(config.hidden_act)));
+  Tensor h = head(bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
+                                in.output_attentions ? &out.attentions : nullptr));
   // The decoder is tied to the word embeddings: logits = h E^T + b.
   out.logits = linear(h, bert->embeddings->word_embeddings->weight, decoder_bias);
   if (in.labels.defined()) out.loss = masked_lm_loss(out.logits, in.labels, in.label_smoothing);
@@ -187,8 +255,7 @@ ModelOutputs BertForMaskedLM::forward_labelled(const ModelInputs& in) const {
   out.labels = labelled.labels;
   Tensor picked = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
                                 in.output_attentions ? &out.attentions : nullptr, labelled.rows);
-  picked = transform_norm->forward(
-      activate(transform->forward(picked), parse_activation(config.hidden_act)));
+  picked = head(picked);
   const Tensor& embeddings = bert->embeddings->word_embeddings->weight;
   if (in.head_outputs != HeadOutputs::logits) {
     // The decoder and the loss as one op: the logits' gradient is made, summed into the
@@ -209,12 +276,10 @@ ModelOutputs BertForMaskedLM::forward_labelled(const ModelInputs& in) const {
 // dropout before the classifier (classifier_dropout, else hidden_dropout_prob), the classifier.
 template <typename Head>
 void BertBase::build_classification_head(Head& head, const BertConfig& c, uint64_t seed,
-                                         DType dtype, bool pooler) {
-  head.config = c;
+                                         DType dtype, bool pooler, const EncoderFamily& family) {
   Generator init(seed);
   head.dropout_generator = std::make_shared<Generator>(seed + 1);
-  head.bert = head.register_module(
-      "bert", std::make_shared<BertModel>(c, init, head.dropout_generator, pooler, dtype));
+  head.build_body(c, family, init, dtype, pooler);
   head.dropout = head.register_module(
       "dropout", std::make_shared<Dropout>(c.classifier_dropout.value_or(c.hidden_dropout_prob),
                                            head.dropout_generator));
@@ -223,38 +288,36 @@ void BertBase::build_classification_head(Head& head, const BertConfig& c, uint64
                                              c.initializer_range, dtype));
 }
 
+Tensor first_token_rows(const Tensor& input_ids) {
+  HEED_CHECK(input_ids.dim() == 2, "input_ids must be [B, T], got {}", input_ids.shape_str());
+  const int64_t B = input_ids.size(0), T = input_ids.size(1);
+  std::vector<int64_t> rows(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) rows[static_cast<size_t>(b)] = b * T;
+  return from_vector<int64_t>(rows, {B});
+}
+
 BertForSequenceClassification::BertForSequenceClassification(const BertConfig& c, uint64_t seed,
                                                              DType dtype) {
-  build_classification_head(*this, c, seed, dtype, /*pooler=*/true);
+  build_classification_head(*this, c, seed, dtype, /*pooler=*/true, bert_family());
 }
 
 ModelOutputs BertForSequenceClassification::forward(const ModelInputs& in) const {
   ModelOutputs out;
   // Only the [CLS] rows reach the head: the last layer computes them alone after attention.
-  HEED_CHECK(in.input_ids.dim() == 2, "BERT: input_ids must be [B, T], got {}",
-             in.input_ids.shape_str());
-  const int64_t B = in.input_ids.size(0), T = in.input_ids.size(1);
-  std::vector<int64_t> cls_rows(static_cast<size_t>(B));
-  for (int64_t b = 0; b < B; ++b) cls_rows[static_cast<size_t>(b)] = b * T;
   Tensor cls = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
                              in.output_attentions ? &out.attentions : nullptr,
-                             from_vector<int64_t>(cls_rows, {B}));
+                             first_token_rows(in.input_ids));
   out.logits = classifier->forward(dropout->forward(bert->pool(cls)));
   if (in.labels.defined()) {
-    if (config.num_labels == 1) {
-      Tensor target = in.labels.reshape({-1, 1}).to(out.logits.dtype());
-      Tensor diff = sub(out.logits, target);
-      out.loss = mean(mul(diff, diff));
-    } else {
-      out.loss = cross_entropy(out.logits, in.labels.reshape({-1}), -100, in.label_smoothing);
-    }
+    out.loss =
+        sequence_classification_loss(out.logits, in.labels, config.num_labels, in.label_smoothing);
   }
   return out;
 }
 
 BertForTokenClassification::BertForTokenClassification(const BertConfig& c, uint64_t seed,
-                                                       DType dtype) {
-  build_classification_head(*this, c, seed, dtype, /*pooler=*/false);
+                                                       DType dtype, const EncoderFamily& family) {
+  build_classification_head(*this, c, seed, dtype, /*pooler=*/false, family);
 }
 
 ModelOutputs BertForTokenClassification::forward(const ModelInputs& in) const {

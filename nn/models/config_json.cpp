@@ -91,8 +91,12 @@ nlohmann::json to_json(const BertConfig& c) {
   return j;
 }
 
-BertConfig bert_config_from_json(const nlohmann::json& j) {
-  BertConfig c = config_from_json<BertConfig>(j);
+namespace {
+
+// BERT's and RoBERTa's readers: the fields, then the labels.
+template <typename Config>
+Config encoder_config_from_json(const nlohmann::json& j) {
+  Config c = config_from_json<Config>(j);
   // Hugging Face derives num_labels from id2label ({"0": "ham", "1": "spam"}); an explicit
   // num_labels wins.
   if (auto it = j.find("id2label"); it != j.end() && it->is_object()) {
@@ -108,11 +112,21 @@ BertConfig bert_config_from_json(const nlohmann::json& j) {
                  value.type_name());
       HEED_CHECK(!seen[id], "config.json: id2label has label id {} twice ('{}')", id, key);
       seen[id] = true;
-      c.id2label[id] = value.get<std::string>();
+      c.id2label[id] = value.template get<std::string>();
     }
     if (!j.contains("num_labels") || j.at("num_labels").is_null()) c.num_labels = n;
   }
   return c;
+}
+
+}  // namespace
+
+BertConfig bert_config_from_json(const nlohmann::json& j) {
+  return encoder_config_from_json<BertConfig>(j);
+}
+
+RobertaConfig roberta_config_from_json(const nlohmann::json& j) {
+  return encoder_config_from_json<RobertaConfig>(j);
 }
 
 nlohmann::json to_json(const GPT2Config& c) {

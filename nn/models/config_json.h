@@ -7,6 +7,7 @@
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
+#include "nn/models/roberta.h"
 
 namespace heed::nn {
 
@@ -14,6 +15,8 @@ nlohmann::json to_json(const BertConfig& c);
 nlohmann::json to_json(const GPT2Config& c);
 nlohmann::json to_json(const BartConfig& c);
 BertConfig bert_config_from_json(const nlohmann::json& j);
+// RoBERTa's fields are BERT's (to_json(BertConfig) writes them); absent ones take its defaults.
+RobertaConfig roberta_config_from_json(const nlohmann::json& j);
 GPT2Config gpt2_config_from_json(const nlohmann::json& j);
 BartConfig bart_config_from_json(const nlohmann::json& j);
 

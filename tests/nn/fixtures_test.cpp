@@ -1,4 +1,5 @@
-// The models against PyTorch: tiny BERT (MLM and classification), GPT-2 and BART written by
+// The models against PyTorch: tiny BERT (MLM and classification), RoBERTa (MLM, sequence and
+// token classification), GPT-2 and BART written by
 // scripts/make_fixtures.py with their weights, inputs (padded batches), logits, loss and the
 // gradient of every parameter. heed runs them in f32 and must match logits and loss within
 // 1e-4 and every gradient within 1e-3 of the gradient's largest magnitude. With bf16 matrix
@@ -187,6 +188,18 @@ TEST(Fixtures, BertRelativeKeyQueryOnLabelledRowsMatchesPyTorch) {
   check_fixture("bert_mlm_relative.safetensors", MatmulPrecision::f32,
                 /*only_labeled_logits=*/true);
 }
+TEST(Fixtures, RobertaForMaskedLMMatchesPyTorch) {
+  check_fixture("roberta_mlm.safetensors");
+}
+TEST(Fixtures, RobertaForMaskedLMOnLabelledRowsMatchesPyTorch) {
+  check_fixture("roberta_mlm.safetensors", MatmulPrecision::f32, /*only_labeled_logits=*/true);
+}
+TEST(Fixtures, RobertaForSequenceClassificationMatchesPyTorch) {
+  check_fixture("roberta_classify.safetensors");
+}
+TEST(Fixtures, RobertaForTokenClassificationMatchesPyTorch) {
+  check_fixture("roberta_token.safetensors");
+}
 TEST(Fixtures, GPT2MatchesPyTorch) {
   check_fixture("gpt2_lm.safetensors");
 }
@@ -205,6 +218,15 @@ TEST(Fixtures, BertForSequenceClassificationMatchesPyTorchInBf16) {
 }
 TEST(Fixtures, BertRelativeKeyQueryForMaskedLMMatchesPyTorchInBf16) {
   check_fixture("bert_mlm_relative.safetensors", MatmulPrecision::bf16);
+}
+TEST(Fixtures, RobertaForMaskedLMMatchesPyTorchInBf16) {
+  check_fixture("roberta_mlm.safetensors", MatmulPrecision::bf16);
+}
+TEST(Fixtures, RobertaForSequenceClassificationMatchesPyTorchInBf16) {
+  check_fixture("roberta_classify.safetensors", MatmulPrecision::bf16);
+}
+TEST(Fixtures, RobertaForTokenClassificationMatchesPyTorchInBf16) {
+  check_fixture("roberta_token.safetensors", MatmulPrecision::bf16);
 }
 TEST(Fixtures, GPT2MatchesPyTorchInBf16) {
   check_fixture("gpt2_lm.safetensors", MatmulPrecision::bf16);

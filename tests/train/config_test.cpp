@@ -525,8 +525,8 @@ TEST_F(Config, UnknownNames) {
   EXPECT_EQ(error_in(base_with("task: mlm", "task: translation")),
             "1: task: unknown task 'translation' (expected one of mlm, clm, seq2seq, "
             "classification, token_classification)");
-  EXPECT_EQ(error_in(base_with("  arch: bert", "  arch: roberta")),
-            "3: model.arch: unknown arch 'roberta' (expected one of bert, gpt2, bart)");
+  EXPECT_EQ(error_in(base_with("  arch: bert", "  arch: t5")),
+            "3: model.arch: unknown arch 't5' (expected one of bert, gpt2, bart, roberta)");
   EXPECT_EQ(error_in(base_with("  lr: 5.0e-4", "  name: adam")),
             "18: optim.name: unknown optimizer 'adam' (did you mean 'adamw'?)");
   EXPECT_EQ(error_in(base_with("  name: cosine", "  name: exponential")),
@@ -540,9 +540,10 @@ TEST_F(Config, UnknownNames) {
   EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: unigram")),
             "10: tokenizer.type: unknown tokenizer type 'unigram' (expected one of wordpiece, bpe, "
             "sentencepiece, char)");
-  // Masked-LM asks WordPiece questions ([MASK], [CLS]) the other kinds cannot answer.
+  // Masked-LM asks an encoder's questions ([MASK], [CLS]): BERT's of WordPiece, RoBERTa's of its
+  // byte-level BPE.
   EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: bpe")),
-            "10: tokenizer.type: task 'mlm' needs a wordpiece tokenizer");
+            "10: tokenizer.type: task 'mlm' with model.arch bert needs a wordpiece tokenizer");
   EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: wordpiece\n  model_type: bpe2")),
             "11: tokenizer.model_type: 'bpe2' is not a SentencePiece model type heed trains "
             "(unigram or bpe)");
@@ -568,9 +569,9 @@ model: {arch: gpt2}
 data: {train: {DIR}/train.txt}
 train: {max_steps: 10, output_dir: out}
 )"),
-            "1: task: 'mlm' needs model.arch bert, got gpt2");
+            "1: task: 'mlm' needs model.arch bert or roberta, got gpt2");
   EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: char")),
-            "10: tokenizer.type: task 'mlm' needs a wordpiece tokenizer");
+            "10: tokenizer.type: task 'mlm' with model.arch bert needs a wordpiece tokenizer");
   EXPECT_EQ(error_in(base_with("  lowercase: true", "  target_unit: whitespace")),
             "12: tokenizer.target_unit: only a char tokenizer of a seq2seq task splits its "
             "targets differently");
@@ -848,7 +849,7 @@ TEST_F(Config, ReadmeDocumentsEveryKey) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string readme = text.str();
-  for (Arch arch : {Arch::kBert, Arch::kGpt2, Arch::kBart}) {
+  for (Arch arch : {Arch::kBert, Arch::kGpt2, Arch::kBart, Arch::kRoberta}) {
     for (const std::string& key : config_keys(arch)) {
       EXPECT_NE(readme.find("`" + key + "`"), std::string::npos) << key;
     }

@@ -173,7 +173,7 @@ TEST_F(InferAttention, ThePageCarriesTheSameDataAsJson) {
 TEST_F(InferAttention, BadInputIsOneLineOnStderr) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"attention --checkpoint " + path("gpt") + " --text a --text-pair b --json",
-       "infer attention: --text-pair: only a BERT checkpoint reads a pair; " + path("gpt") +
+       "infer attention: --text-pair: only an encoder checkpoint reads a pair; " + path("gpt") +
            " is a GPT2LMHeadModel"},
       {"attention --checkpoint " + path("mlm") + " --text a --target b --json",
        "infer attention: --target: only an encoder-decoder checkpoint has a decoder to read it"},

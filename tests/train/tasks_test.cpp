@@ -28,12 +28,13 @@ using Texts = std::vector<std::string_view>;
 TEST(Tasks, EveryTaskRegistersItselfUnderItsYamlName) {
   EXPECT_EQ(task_names(), (std::vector<std::string>{"mlm", "clm", "seq2seq", "classification",
                                                     "token_classification"}));
-  EXPECT_EQ(task_for("mlm").architecture(), Arch::kBert);
-  EXPECT_EQ(task_for("clm").architecture(), Arch::kGpt2);
-  EXPECT_EQ(task_for("seq2seq").architecture(), Arch::kBart);
+  using Archs = std::vector<Arch>;
+  EXPECT_EQ(task_for("mlm").architectures(), (Archs{Arch::kBert, Arch::kRoberta}));
+  EXPECT_EQ(task_for("clm").architectures(), Archs{Arch::kGpt2});
+  EXPECT_EQ(task_for("seq2seq").architectures(), Archs{Arch::kBart});
   EXPECT_TRUE(task_for("seq2seq").has_targets());
-  EXPECT_EQ(task_for("classification").architecture(), Arch::kBert);
-  EXPECT_EQ(task_for("token_classification").architecture(), Arch::kBert);
+  EXPECT_EQ(task_for("classification").architectures(), (Archs{Arch::kBert, Arch::kRoberta}));
+  EXPECT_EQ(task_for("token_classification").architectures(), (Archs{Arch::kBert, Arch::kRoberta}));
   EXPECT_THROW(task_for("translation"), Error);
 }
 

@@ -27,7 +27,8 @@ struct EnumInfo;
         std::to_array<std::pair<Type, std::string_view>>({__VA_ARGS__}); \
   };
 
-HEED_ENUM_INFO(Arch, "arch", {Arch::kBert, "bert"}, {Arch::kGpt2, "gpt2"}, {Arch::kBart, "bart"})
+HEED_ENUM_INFO(Arch, "arch", {Arch::kBert, "bert"}, {Arch::kGpt2, "gpt2"}, {Arch::kBart, "bart"},
+               {Arch::kRoberta, "roberta"})
 static_assert(std::size(EnumInfo<Arch>::values) == std::variant_size_v<ArchConfig>,
               "each model.arch value needs its config in ArchConfig, at the same place");
 HEED_ENUM_INFO(TokenizerType, "tokenizer type", {TokenizerType::kWordPiece, "wordpiece"},

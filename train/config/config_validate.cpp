@@ -199,9 +199,14 @@ void validate(const RunConfig& config) {
 
 // The longest sequence the model can place, and the key that says so.
 std::pair<int64_t, std::string_view> position_limit(const ModelConfig& m) {
-  return visit_arch(m, [](const auto& hf) -> std::pair<int64_t, std::string_view> {
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(hf)>, nn::GPT2Config>) {
+  return visit_arch(m, [&](const auto& hf) -> std::pair<int64_t, std::string_view> {
+    using Config = std::remove_cvref_t<decltype(hf)>;
+    if constexpr (std::is_same_v<Config, nn::GPT2Config>) {
       return {hf.n_positions, "model.n_positions"};
+    } else if constexpr (std::is_same_v<Config, nn::RobertaConfig>) {
+      // Positions start after the padding id (RoBERTa's 514 positions hold 512 tokens).
+      return {hf.max_position_embeddings - m.pad_token_id.value_or(hf.pad_token_id) - 1,
+              "model.max_position_embeddings (less pad_token_id + 1)"};
     } else {
       return {hf.max_position_embeddings, "model.max_position_embeddings"};
     }

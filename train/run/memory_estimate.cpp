@@ -118,6 +118,7 @@ MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d) {
   Shape s;
   switch (c.model.arch()) {
     case Arch::kBert:
+    case Arch::kRoberta:
       s = bert_shape(c, d);
       break;
     case Arch::kGpt2:

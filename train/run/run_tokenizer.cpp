@@ -6,6 +6,7 @@
 #include "data/byte_level_bpe_trainer.h"
 #include "data/tokenizer_io.h"
 #include "data/wordpiece_trainer.h"
+#include "io/json_file.h"
 #include "train/tasks/task.h"
 
 namespace heed::train {
@@ -81,6 +82,10 @@ data::WordPieceTokenizer wordpiece_for(const RunConfig& c, const Log& log) {
 // The special token a trained byte-level BPE gets, as GPT-2's: documents end in it.
 constexpr const char* kEndOfText = "<|endoftext|>";
 
+// RoBERTa's special tokens at its ids (<s> 0, <pad> 1, </s> 2, <unk> 3), so that
+// RobertaConfig's defaults (pad_token_id 1, bos 0, eos 2) hold; <mask> follows them.
+const std::vector<std::string> kRobertaSpecials = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
+
 data::BpeTokenizer bpe_for(const RunConfig& c, const Log& log) {
   const TokenizerConfig& t = c.tokenizer;
   if (t.vocab && fs::exists(fs::path(*t.vocab) / "vocab.json"))
@@ -90,19 +95,27 @@ data::BpeTokenizer bpe_for(const RunConfig& c, const Log& log) {
     return data::BpeTokenizer::load(*c.init_from);
   }
   const std::string dir = t.vocab ? *t.vocab : default_vocab_path(c);
+  // An encoder's BPE is RoBERTa's (its template and <mask>); otherwise GPT-2's.
+  const bool roberta = encoder_tokenizer(c.model.arch()) == TokenizerType::kBpe;
   log(fmt::format("training a byte-level BPE of {} tokens on {}", *t.vocab_size, c.data.train));
   data::TrainedByteLevelBpe trained;
   try {
-    trained = data::train_byte_level_bpe(std::vector<std::string>{c.data.train},
-                                         {.vocab_size = static_cast<int32_t>(*t.vocab_size),
-                                          .min_frequency = t.min_frequency,
-                                          .special_tokens = {kEndOfText}});
+    trained = data::train_byte_level_bpe(
+        std::vector<std::string>{c.data.train},
+        {.vocab_size = static_cast<int32_t>(*t.vocab_size),
+         .min_frequency = t.min_frequency,
+         .special_tokens = roberta ? kRobertaSpecials : std::vector<std::string>{kEndOfText}});
   } catch (const Error& e) {  // a size below the alphabet: the config's to change
     throw ConfigError(
         fmt::format("{}: tokenizer.{}", c.origins.where("tokenizer.vocab_size"), e.what()));
   }
   fs::create_directories(dir);
   data::save_byte_level_bpe(trained, dir);
+  // The class names the special tokens' roles to load() (tok.save writes the full file).
+  if (roberta) {
+    io::write_json_file((fs::path(dir) / "tokenizer_config.json").string(),
+                        {{"tokenizer_class", "RobertaTokenizer"}});
+  }
   data::BpeTokenizer tok = data::BpeTokenizer::load(dir);
   tok.save(dir, c.data.max_seq_length);  // the special tokens' roles, for transformers too
   log(fmt::format("wrote {} ({} tokens, {} merges)", dir, trained.tokens.size(),

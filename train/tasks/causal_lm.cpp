@@ -13,7 +13,7 @@ namespace {
 class CausalLmTask final : public TrainingTask {
  public:
   std::string_view summary() const override { return "causal LM: the next token"; }
-  Arch architecture() const override { return Arch::kGpt2; }
+  std::vector<Arch> architectures() const override { return {Arch::kGpt2}; }
   // Any tokenizer fills the token cache: documents end in its end token (WordPiece's [SEP],
   // GPT-2's <|endoftext|>).
   bool accepts_any_tokenizer() const override { return true; }

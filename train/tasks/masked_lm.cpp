@@ -1,5 +1,5 @@
-// Masked-LM pretraining of a BERT: windows of a tokenized corpus, 15% of their tokens to
-// recover, the prediction head run at those positions only.
+// Masked-LM pretraining of a BERT or a RoBERTa: windows of a tokenized corpus, 15% of their
+// tokens to recover, the prediction head run at those positions only.
 #include "data/collators.h"
 #include "nn/models/bert.h"
 #include "train/run/batch_tensors.h"
@@ -13,20 +13,20 @@ namespace {
 class MaskedLmTask final : public TrainingTask {
  public:
   std::string_view summary() const override { return "masked LM"; }
-  Arch architecture() const override { return Arch::kBert; }
-  // [CLS], one token, [SEP].
+  std::vector<Arch> architectures() const override { return {Arch::kBert, Arch::kRoberta}; }
+  // [CLS], one token, [SEP] (<s>, one token, </s>).
   int64_t min_sequence_length() const override { return 3; }
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
                                                   data::LabelNames&) const override {
-    const data::WordPieceTokenizer& tok = s.data.tokenizer->wordpiece("task mlm");
+    const data::TextTokenizer& tok = *s.data.tokenizer;
     return std::make_shared<data::MlmWindowDataset>(
-        s.token_cache(), tok.cls_id(), tok.sep_id(),
+        s.token_cache(), tok.start_id(), tok.end_id(),
         static_cast<size_t>(s.config.data.max_seq_length));
   }
 
   data::CollateFn collator(const RunConfig& c, const TaskData& d) const override {
-    data::TokenIds ids = data::TokenIds::from(d.tokenizer->wordpiece("task mlm"));
+    data::TokenIds ids = data::TokenIds::from(*d.tokenizer);
     data::MlmOptions o{c.data.mlm_probability, c.data.mask_replace_prob,
                        c.data.random_replace_prob};
     return [ids, o](std::span<const data::Example> ex, data::Rng& rng) {
@@ -36,8 +36,7 @@ class MaskedLmTask final : public TrainingTask {
 
   std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& c,
                                                   const TaskData& d) const override {
-    return std::make_shared<nn::BertForMaskedLM>(bert_config(c, d),
-                                                 static_cast<uint64_t>(c.train.seed));
+    return make_masked_lm(c, d);
   }
 
   BatchLoss loss(const nn::PretrainedModel& model, const data::Batch& batch,
@@ -57,7 +56,7 @@ class MaskedLmTask final : public TrainingTask {
   std::string end_of_run_examples(const nn::PretrainedModel& model, const TaskData& d,
                                   const RunConfig&) const override {
     if (!d.valid) return {};
-    return mlm_prediction_examples(model, d.tokenizer->wordpiece("task mlm"), *d.valid, 3, 5);
+    return mlm_prediction_examples(model, *d.tokenizer, *d.valid, 3, 5);
   }
 };
 

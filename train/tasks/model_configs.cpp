@@ -4,9 +4,19 @@
 
 namespace heed::train {
 
+namespace {
+
+// The BERT-layout fields of model.arch bert or roberta.
+nn::BertConfig encoder_fields(const ModelConfig& m) {
+  if (m.arch() == Arch::kRoberta) return m.as<nn::RobertaConfig>();
+  return m.as<nn::BertConfig>();
+}
+
+}  // namespace
+
 nn::BertConfig bert_config(const RunConfig& c, const TaskData& d) {
   const ModelConfig& m = c.model;
-  nn::BertConfig b = m.as<nn::BertConfig>();
+  nn::BertConfig b = encoder_fields(m);
   b.vocab_size = m.vocab_size.value_or(d.tokenizer->vocab_size());
   b.pad_token_id = m.pad_token_id.value_or(d.tokenizer->pad_id());
   return b;
@@ -21,6 +31,29 @@ nn::BertConfig bert_classifier_config(const RunConfig& c, const TaskData& d) {
              "train.label_smoothing: the model has one label, which makes a regression "
              "head (MSE loss); smoothing needs at least 2 labels");
   return b;
+}
+
+std::shared_ptr<nn::PretrainedModel> make_masked_lm(const RunConfig& c, const TaskData& d) {
+  const auto seed = static_cast<uint64_t>(c.train.seed);
+  if (c.model.arch() == Arch::kRoberta)
+    return std::make_shared<nn::RobertaForMaskedLM>(bert_config(c, d), seed);
+  return std::make_shared<nn::BertForMaskedLM>(bert_config(c, d), seed);
+}
+
+std::shared_ptr<nn::PretrainedModel> make_sequence_classifier(const RunConfig& c,
+                                                              const TaskData& d) {
+  const auto seed = static_cast<uint64_t>(c.train.seed);
+  if (c.model.arch() == Arch::kRoberta)
+    return std::make_shared<nn::RobertaForSequenceClassification>(bert_classifier_config(c, d),
+                                                                  seed);
+  return std::make_shared<nn::BertForSequenceClassification>(bert_classifier_config(c, d), seed);
+}
+
+std::shared_ptr<nn::PretrainedModel> make_token_classifier(const RunConfig& c, const TaskData& d) {
+  const auto seed = static_cast<uint64_t>(c.train.seed);
+  if (c.model.arch() == Arch::kRoberta)
+    return std::make_shared<nn::RobertaForTokenClassification>(bert_classifier_config(c, d), seed);
+  return std::make_shared<nn::BertForTokenClassification>(bert_classifier_config(c, d), seed);
 }
 
 nn::GPT2Config gpt2_config(const RunConfig& c, const TaskData& d) {

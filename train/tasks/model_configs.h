@@ -3,18 +3,27 @@
 // and what the config leaves unset (vocab size, special token ids, the number of labels) from
 // the tokenizer and the data. The tasks build their models from these.
 #include <cstdint>
+#include <memory>
 
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
+#include "nn/models/roberta.h"
 #include "train/config/config.h"
 #include "train/tasks/task_data.h"
 
 namespace heed::train {
 
+// The BERT-layout config of model.arch bert or roberta (RoBERTa's fields are BERT's).
 nn::BertConfig bert_config(const RunConfig& config, const TaskData& data);
-// A BERT with a classification head over data.labels.
+// The same with a classification head over data.labels.
 nn::BertConfig bert_classifier_config(const RunConfig& config, const TaskData& data);
+// The encoder models of model.arch (bert or roberta) with their heads, seeded by train.seed.
+std::shared_ptr<nn::PretrainedModel> make_masked_lm(const RunConfig& config, const TaskData& data);
+std::shared_ptr<nn::PretrainedModel> make_sequence_classifier(const RunConfig& config,
+                                                              const TaskData& data);
+std::shared_ptr<nn::PretrainedModel> make_token_classifier(const RunConfig& config,
+                                                           const TaskData& data);
 nn::GPT2Config gpt2_config(const RunConfig& config, const TaskData& data);
 nn::BartConfig bart_config(const RunConfig& config, const TaskData& data);
 

@@ -8,9 +8,31 @@
 #include "nn/models/gpt.h"
 
 namespace heed::train {
+namespace {
+
+// The ids as text with their special tokens: WordPiece's own spelling, else each special
+// token's name around the decoded text between them.
+std::string spelled(const data::TextTokenizer& tok, const std::vector<int32_t>& ids) {
+  if (tok.type_name() == "wordpiece") {
+    return tok.wordpiece("fill-mask examples").decode(ids, /*skip_special_tokens=*/false);
+  }
+  std::string text;
+  std::vector<int32_t> run;
+  for (int32_t id : ids) {
+    if (!tok.is_special(id)) {
+      run.push_back(id);
+      continue;
+    }
+    text += tok.decode(run) + tok.token(id);
+    run.clear();
+  }
+  return text + tok.decode(run);
+}
+
+}  // namespace
 
 std::string mlm_prediction_examples(const nn::PretrainedModel& model,
-                                    const data::WordPieceTokenizer& tok, const data::Dataset& split,
+                                    const data::TextTokenizer& tok, const data::Dataset& split,
                                     int examples, int top_k) {
   std::string out = "fill-mask on held-out text:";
   const size_t stride = std::max<size_t>(1, split.size() / std::max(1, examples));
@@ -19,8 +41,12 @@ std::string mlm_prediction_examples(const nn::PretrainedModel& model,
     if (ids.size() > 24) ids.resize(24);  // a short context reads better
     std::vector<size_t> candidates;
     for (size_t i = 1; i < ids.size(); ++i) {
-      const std::string& piece = tok.vocab().token(ids[i]);
-      if (!tok.is_special(ids[i]) && piece.rfind("##", 0) != 0 &&
+      // A word's first piece: WordPiece's without "##", a byte-level BPE's with "Ġ" (a space).
+      std::string piece = tok.token(ids[i]);
+      const bool bpe = tok.type_name() == "bpe";
+      if (bpe && piece.rfind("\u0120", 0) != 0) continue;
+      if (bpe) piece = piece.substr(2);
+      if (!tok.is_special(ids[i]) && !piece.empty() && piece.rfind("##", 0) != 0 &&
           std::isalpha(static_cast<unsigned char>(piece[0]))) {
         candidates.push_back(i);
       }
@@ -29,7 +55,7 @@ std::string mlm_prediction_examples(const nn::PretrainedModel& model,
     const size_t pos = candidates[candidates.size() / 2];
     const int32_t answer = ids[pos];
     ids[pos] = tok.mask_id();
-    if (ids.back() != tok.sep_id()) ids.push_back(tok.sep_id());
+    if (ids.back() != tok.end_id()) ids.push_back(tok.end_id());
     std::vector<int64_t> ids64(ids.begin(), ids.end());
     const int64_t T = static_cast<int64_t>(ids64.size());
     nn::ModelInputs in{.input_ids = from_vector<int64_t>(ids64, {1, T})};
@@ -40,10 +66,9 @@ std::string mlm_prediction_examples(const nn::PretrainedModel& model,
     std::iota(order.begin(), order.end(), 0);
     std::partial_sort(order.begin(), order.begin() + top_k, order.end(),
                       [&](int32_t a, int32_t b) { return probs[a] > probs[b]; });
-    out += fmt::format("\n  {}\n    answer '{}':", tok.decode(ids, /*skip_special_tokens=*/false),
-                       tok.vocab().token(answer));
+    out += fmt::format("\n  {}\n    answer '{}':", spelled(tok, ids), tok.token(answer));
     for (int k = 0; k < top_k; ++k) {
-      out += fmt::format(" {} {:.3f}{}", tok.vocab().token(order[k]), probs[order[k]],
+      out += fmt::format(" {} {:.3f}{}", tok.token(order[k]), probs[order[k]],
                          k + 1 < top_k ? "," : "");
     }
   }

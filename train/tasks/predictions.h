@@ -9,10 +9,10 @@
 
 namespace heed::train {
 
-// For `examples` windows of `split`, masks one word piece near the middle and lists the
+// For `examples` windows of `split`, masks one word's first piece near the middle and lists the
 // model's top-k tokens with their probabilities. Runs in eval mode; no gradients.
 std::string mlm_prediction_examples(const nn::PretrainedModel& model,
-                                    const data::WordPieceTokenizer& tokenizer,
+                                    const data::TextTokenizer& tokenizer,
                                     const data::Dataset& split, int examples, int top_k);
 
 // For `examples` windows of `split`, the first `prompt_tokens` tokens as a prompt and a

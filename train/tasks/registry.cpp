@@ -25,7 +25,7 @@ bool register_task(std::string_view name, int rank, TaskMaker task) {
   // The description asks the task itself, so it runs after the statics exist.
   add_task_name(name, rank, [task] {
     const TrainingTask& t = task();
-    return fmt::format("{}; needs `model.arch: {}`", t.summary(), to_string(t.architecture()));
+    return fmt::format("{}; needs `model.arch` {}", t.summary(), arch_names(t.architectures()));
   });  // fails on a name taken twice
   tasks().emplace(name, task);
   return true;

@@ -16,7 +16,7 @@ class Seq2SeqTask final : public TrainingTask {
   std::string_view summary() const override {
     return "sequence to sequence: a target text from a source text";
   }
-  Arch architecture() const override { return Arch::kBart; }
+  std::vector<Arch> architectures() const override { return {Arch::kBart}; }
   bool accepts_any_tokenizer() const override { return true; }
   bool has_targets() const override { return true; }
 

@@ -1,4 +1,4 @@
-// A label per text (spam or ham) with a BERT and a classification head: lines of
+// A label per text (spam or ham) with a BERT or RoBERTa and a classification head: lines of
 // `label<TAB>text`, per-class precision, recall and F1 in evaluation.
 #include "data/collators.h"
 #include "nn/models/bert.h"
@@ -11,7 +11,7 @@ namespace {
 class SequenceClassificationTask final : public TrainingTask {
  public:
   std::string_view summary() const override { return "one label per text"; }
-  Arch architecture() const override { return Arch::kBert; }
+  std::vector<Arch> architectures() const override { return {Arch::kBert, Arch::kRoberta}; }
   bool chooses_truncation() const override { return true; }
 
   std::vector<std::string_view> vocabulary_texts(std::string_view line) const override {
@@ -23,8 +23,8 @@ class SequenceClassificationTask final : public TrainingTask {
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
                                                   data::LabelNames& labels) const override {
     auto set = std::make_shared<data::TextClassificationDataset>(
-        s.path, s.data.tokenizer->wordpiece("task classification"),
-        static_cast<size_t>(s.config.data.max_seq_length), labels, s.config.data.truncation);
+        s.path, *s.data.tokenizer, static_cast<size_t>(s.config.data.max_seq_length), labels,
+        s.config.data.truncation);
     if (labels.empty()) labels = set->labels();
     return set;
   }
@@ -38,8 +38,7 @@ class SequenceClassificationTask final : public TrainingTask {
 
   std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& c,
                                                   const TaskData& d) const override {
-    return std::make_shared<nn::BertForSequenceClassification>(bert_classifier_config(c, d),
-                                                               static_cast<uint64_t>(c.train.seed));
+    return make_sequence_classifier(c, d);
   }
 
   std::vector<std::string> scored_classes(const std::vector<std::string>& labels) const override {

@@ -58,10 +58,11 @@ class TrainingTask {
   virtual void check(const RunConfig& config) const;
   // What it trains, in a few words for the docs of the `task` key ("masked LM").
   virtual std::string_view summary() const = 0;
-  // The model architecture the task trains: model.arch must name it.
-  virtual Arch architecture() const = 0;
+  // The model architectures the task trains: model.arch must name one of them.
+  virtual std::vector<Arch> architectures() const = 0;
   // Whether every tokenizer type can serve it (through TextTokenizer's questions); otherwise
-  // it needs a wordpiece vocabulary.
+  // it needs its architecture's own (encoder_tokenizer: WordPiece for BERT, byte-level BPE for
+  // RoBERTa).
   virtual bool accepts_any_tokenizer() const { return false; }
   // Whether its examples are source/target pairs: data.max_source_length and
   // max_target_length bound them, and a char tokenizer may split targets differently.
@@ -85,7 +86,7 @@ class TrainingTask {
   virtual data::CollateFn collator(const RunConfig& config, const TaskData& data) const = 0;
 
   // --- the model ---
-  // A freshly initialised model of architecture(), sized by the tokenizer and the labels.
+  // A freshly initialised model of model.arch, sized by the tokenizer and the labels.
   virtual std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& config,
                                                           const TaskData& data) const = 0;
 
@@ -126,6 +127,13 @@ class TrainingTask {
   virtual std::string end_of_run_examples(const nn::PretrainedModel& model, const TaskData& data,
                                           const RunConfig& config) const;
 };
+
+// The tokenizer type an encoder architecture is trained with (BERT's WordPiece, RoBERTa's
+// byte-level BPE with <s> </s> <pad> <mask>).
+TokenizerType encoder_tokenizer(Arch arch);
+
+// "bert or roberta": the architectures a task accepts, for messages and docs.
+std::string arch_names(const std::vector<Arch>& archs);
 
 // The task registered under `name`, a value of the config's `task` (registry.h). Fails for a
 // name no task registered.

@@ -1,4 +1,6 @@
 // The config checks that depend on the task: TrainingTask::check.
+#include <algorithm>
+
 #include "train/config/config_check.h"
 #include "train/tasks/task.h"
 
@@ -8,8 +10,10 @@ namespace {
 void check_tokenizer(Checker& c, const RunConfig& config, const TrainingTask& task) {
   const TokenizerConfig& t = config.tokenizer;
   const bool chars = t.type == TokenizerType::kChar;
-  c.check(t.type == TokenizerType::kWordPiece || task.accepts_any_tokenizer(), "tokenizer.type",
-          "task '{}' needs a wordpiece tokenizer", config.task.name);
+  const TokenizerType needed = encoder_tokenizer(config.model.arch());
+  c.check(t.type == needed || task.accepts_any_tokenizer(), "tokenizer.type",
+          "task '{}' with model.arch {} needs a {} tokenizer", config.task.name,
+          to_string(config.model.arch()), to_string(needed));
   c.check(!t.target_unit || (chars && task.has_targets()), "tokenizer.target_unit",
           "only a char tokenizer of a seq2seq task splits its targets differently");
 }
@@ -35,11 +39,25 @@ void check_data(Checker& c, const RunConfig& config, const TrainingTask& task) {
 
 }  // namespace
 
+TokenizerType encoder_tokenizer(Arch arch) {
+  return arch == Arch::kRoberta ? TokenizerType::kBpe : TokenizerType::kWordPiece;
+}
+
+std::string arch_names(const std::vector<Arch>& archs) {
+  std::string names;
+  for (size_t i = 0; i < archs.size(); ++i) {
+    if (i > 0) names += i + 1 == archs.size() ? " or " : ", ";
+    names += to_string(archs[i]);
+  }
+  return names;
+}
+
 void TrainingTask::check(const RunConfig& config) const {
   Checker c(config.origins);
-  const Arch needed = architecture();
-  c.check(config.model.arch() == needed, "task", "'{}' needs model.arch {}, got {}",
-          config.task.name, to_string(needed), to_string(config.model.arch()));
+  const std::vector<Arch> accepted = architectures();
+  c.check(std::ranges::count(accepted, config.model.arch()) > 0, "task",
+          "'{}' needs model.arch {}, got {}", config.task.name, arch_names(accepted),
+          to_string(config.model.arch()));
   check_tokenizer(c, config, *this);
   check_data(c, config, *this);
 }

@@ -1,4 +1,4 @@
-// A label per word (part-of-speech tags) with a BERT and a token classification head:
+// A label per word (part-of-speech tags) with a BERT or RoBERTa and a token classification head:
 // CoNLL-style files of `word<TAB>tag` lines, a blank line between sentences.
 #include "data/collators.h"
 #include "nn/models/bert.h"
@@ -11,7 +11,7 @@ namespace {
 class TokenClassificationTask final : public TrainingTask {
  public:
   std::string_view summary() const override { return "one tag per word"; }
-  Arch architecture() const override { return Arch::kBert; }
+  std::vector<Arch> architectures() const override { return {Arch::kBert, Arch::kRoberta}; }
 
   std::vector<std::string_view> vocabulary_texts(std::string_view line) const override {
     std::vector<std::string_view> fields = data::split_tabs(line);
@@ -29,8 +29,7 @@ class TokenClassificationTask final : public TrainingTask {
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
                                                   data::LabelNames& labels) const override {
     auto set = std::make_shared<data::TokenClassificationDataset>(
-        s.path, s.data.tokenizer->wordpiece("task token_classification"),
-        static_cast<size_t>(s.config.data.max_seq_length), labels);
+        s.path, *s.data.tokenizer, static_cast<size_t>(s.config.data.max_seq_length), labels);
     if (labels.empty()) labels = set->labels();
     return set;
   }
@@ -44,8 +43,7 @@ class TokenClassificationTask final : public TrainingTask {
 
   std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& c,
                                                   const TaskData& d) const override {
-    return std::make_shared<nn::BertForTokenClassification>(bert_classifier_config(c, d),
-                                                            static_cast<uint64_t>(c.train.seed));
+    return make_token_classifier(c, d);
   }
 };
 
