@@ -180,7 +180,7 @@ case "${1:-}" in
     # The packaged train runs a shipped tiny config.
     (cd "$SOURCE" && "$deb/root/usr/bin/train" --config configs/tiny/gpt_lm.yaml \
       --set "train.output_dir=$deb/gpt" --set "tokenizer.vocab=$deb/gpt/vocab.txt" \
-      --set train.max_steps=10 --set eval.every_steps=0 \
+      --set train.max_steps=10 --set schedule.warmup_steps=2 --set eval.every_steps=0 \
       --set checkpoint.every_steps=10 >"$deb/train.log" 2>&1) ||
       { cat "$deb/train.log"; fail "the packaged train failed"; }
     [ -f "$deb/gpt/checkpoint-10/config.json" ] || fail "the packaged train wrote no checkpoint"
