@@ -4,7 +4,7 @@
 // and collators, decoding, and the trainer's entry points. docs/api.md lists these headers as
 // the stable surface; the others under <heed/...> are installed for these to compile and for
 // the curious, and may change in any minor version.
-//   #include <heed/heed.h>         and in CMake: target_link_libraries(app PRIVATE heed::heed)
+//   `#include <heed/heed.h>`, and in CMake `target_link_libraries(app PRIVATE heed::heed)`
 #include "heed/version.h"
 
 #include "heed/autograd/generator.h"
