@@ -9,10 +9,12 @@
 #   install_test.sh deb                     cpack -G DEB; the package unpacked, used, checked
 # The environment names the build: BUILD (heed's build directory), SOURCE (the repository, for
 # the examples/ and tiny data only), WORK (this test's scratch directory), VERSION, and the
-# outside project's CXX, BUILD_TYPE and LAUNCHER (ccache, or empty).
+# outside project's CXX, BUILD_TYPE and LAUNCHER (ccache, or empty); CMAKE and CPACK, the build's.
 set -euo pipefail
 : "${BUILD:?}" "${SOURCE:?}" "${WORK:?}" "${VERSION:?}" "${CXX:?}" "${BUILD_TYPE:?}"
 LAUNCHER=${LAUNCHER:-}
+CMAKE=${CMAKE:-cmake}
+CPACK=${CPACK:-cpack}
 prefix=$WORK/prefix
 export OMP_NUM_THREADS=1
 
@@ -61,11 +63,11 @@ check_tree() {
 build_examples() {  # SOURCE_DIR PREFIX BINARY_DIR [TARGET]
   local source_dir=$1 prefix_path=$2 binary_dir=$3 target=${4:-all}
   rm -rf "$binary_dir"
-  cmake -S "$source_dir" -B "$binary_dir" -DCMAKE_PREFIX_PATH="$prefix_path" \
+  "$CMAKE" -S "$source_dir" -B "$binary_dir" -DCMAKE_PREFIX_PATH="$prefix_path" \
     -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
     ${LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$LAUNCHER} >"$binary_dir.log" 2>&1 ||
     { cat "$binary_dir.log"; fail "examples/ did not configure against $prefix_path"; }
-  cmake --build "$binary_dir" -j 2 --target "$target" >>"$binary_dir.log" 2>&1 ||
+  "$CMAKE" --build "$binary_dir" -j 2 --target "$target" >>"$binary_dir.log" 2>&1 ||
     { cat "$binary_dir.log"; fail "examples/ did not build against $prefix_path"; }
 }
 
@@ -94,6 +96,13 @@ run_finetune_classifier() {  # BINARY_DIR
     --set "train.output_dir=$dir/mlm" --set "tokenizer.vocab=$dir/mlm/vocab.txt" \
     --set train.max_steps=40 --set checkpoint.every_steps=40 --set eval.every_steps=0 \
     >"$dir/mlm.log" 2>&1) || { cat "$dir/mlm.log"; fail "train (installed) failed"; }
+  # A model directory that is not there: one line naming it, and a failure.
+  if out=$("$1/finetune_classifier" "$dir/none" "$SOURCE/tests/tiny_data/spam_train.tsv" \
+    "$dir/classifier" 2>&1); then
+    fail "finetune_classifier succeeded without a model directory"
+  fi
+  [ "$(wc -l <<<"$out")" = 1 ] && grep -q "$dir/none" <<<"$out" ||
+    fail "finetune_classifier's error is not one line naming the directory: $out"
   out=$("$1/finetune_classifier" "$dir/mlm/checkpoint-40" "$SOURCE/tests/tiny_data/spam_train.tsv" \
     "$dir/classifier" 4)
   echo "$out"
@@ -104,14 +113,15 @@ run_finetune_classifier() {  # BINARY_DIR
   out=$("$prefix/bin/infer" classify --checkpoint "$dir/classifier" \
     --text "win a free prize now, call to claim your cash")
   echo "$out"
-  expect_output "infer classify" "^spam 0\.[0-9]{4}$" "$out"
-  expect_output "infer classify" "^ham 0\.[0-9]{4}$" "$out"
+  # Both classes with their probabilities, the most probable first: spam, for a text like that.
+  expect_output "infer classify" "^spam 0\.[0-9]{4}$" "$(sed -n 1p <<<"$out")"
+  expect_output "infer classify" "^ham 0\.[0-9]{4}$" "$(sed -n 2p <<<"$out")"
 }
 
 case "${1:-}" in
   prefix)
     rm -rf "$prefix"
-    cmake --install "$BUILD" --prefix "$prefix" >"$WORK/install.log" ||
+    "$CMAKE" --install "$BUILD" --prefix "$prefix" >"$WORK/install.log" ||
       { cat "$WORK/install.log"; fail "cmake --install failed"; }
     check_tree "$prefix"
     du -sh "$prefix"
@@ -161,7 +171,7 @@ case "${1:-}" in
     deb=$WORK/deb
     rm -rf "$deb"
     mkdir -p "$deb"
-    cpack -G DEB --config "$BUILD/CPackConfig.cmake" -B "$deb" >"$WORK/cpack.log" 2>&1 ||
+    "$CPACK" -G DEB --config "$BUILD/CPackConfig.cmake" -B "$deb" >"$WORK/cpack.log" 2>&1 ||
       { cat "$WORK/cpack.log"; fail "cpack -G DEB failed"; }
     package=$deb/heed_${VERSION}_amd64.deb
     [ -f "$package" ] || fail "cpack made no $package: $(ls "$deb")"
