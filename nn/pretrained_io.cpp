@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "autograd/grad_mode.h"
+#include "heed/version.h"
 #include "io/json_file.h"
 #include "nn/models/bert.h"
 #include "nn/models/config_json.h"
@@ -79,6 +80,8 @@ void save_pretrained(const PretrainedModel& model, const std::string& dir) {
   fs::create_directories(dir);
   nlohmann::json config = model.config_json();
   config["torch_dtype"] = "float32";
+  // Which heed wrote it, as transformers records transformers_version; readers ignore it.
+  config["heed_version"] = heed::version();
   io::write_json_file((fs::path(dir) / "config.json").string(), config);
   NamedTensors tensors = model.named_parameters();
   for (auto& named : model.named_buffers()) tensors.push_back(named);

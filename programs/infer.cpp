@@ -19,6 +19,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "heed/version.h"
 #include "programs/cli_checks.h"
 #include "programs/infer_commands.h"
 #include "programs/stdout_check.h"
@@ -148,6 +149,7 @@ CLI::App* add_attention(CLI::App& app, AttentionArgs& attention) {
 int run(int argc, char** argv) {
   CLI::App app{"Run a heed checkpoint on text"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("infer (heed) ") + heed::version());
   FillMaskArgs fill;
   ClassifyArgs classify;
   std::string truncation_name;
@@ -173,6 +175,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     throw heed::Error(e.what());

