@@ -211,17 +211,7 @@ Encoding BpeTokenizer::build_inputs(std::vector<int32_t> a, std::optional<std::v
     HEED_CHECK(max_length >= n_special,
                "max_length {} leaves no room for the {} special tokens of a {}", max_length,
                n_special, b ? "pair" : "single sequence");
-    const size_t budget = max_length - n_special;
-    size_t keep_a = a.size(), keep_b = b ? b->size() : 0;
-    while (keep_a + keep_b > budget) {
-      if (keep_a > keep_b) {
-        --keep_a;
-      } else {
-        --keep_b;
-      }
-    }
-    truncate_ids(a, keep_a, side);
-    if (b) truncate_ids(*b, keep_b, side);
+    truncate_longest_first(a, b ? &*b : nullptr, max_length - n_special, side);
   }
   Encoding e;
   e.input_ids.push_back(*cls_);

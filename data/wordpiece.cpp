@@ -237,6 +237,20 @@ void truncate_ids(std::vector<int32_t>& ids, size_t keep_count, Truncation side)
   }
 }
 
+void truncate_longest_first(std::vector<int32_t>& a, std::vector<int32_t>* b, size_t budget,
+                            Truncation side) {
+  size_t keep_a = a.size(), keep_b = b ? b->size() : 0;
+  while (keep_a + keep_b > budget) {
+    if (keep_a > keep_b) {
+      --keep_a;
+    } else {
+      --keep_b;
+    }
+  }
+  truncate_ids(a, keep_a, side);
+  if (b) truncate_ids(*b, keep_b, side);
+}
+
 Encoding WordPieceTokenizer::build_inputs(std::vector<int32_t> a,
                                           std::optional<std::vector<int32_t>> b, size_t max_length,
                                           Truncation side) const {
@@ -245,22 +259,7 @@ Encoding WordPieceTokenizer::build_inputs(std::vector<int32_t> a,
     HEED_CHECK(max_length >= n_special,
                "max_length {} leaves no room for the {} special tokens of a {}", max_length,
                n_special, b ? "pair" : "single sequence");
-    const size_t budget = max_length - n_special;
-    if (!b) {
-      truncate_ids(a, budget, side);
-    } else {
-      // Longest first decides how many ids each sequence keeps; `side` decides which.
-      size_t keep_a = a.size(), keep_b = b->size();
-      while (keep_a + keep_b > budget) {
-        if (keep_a > keep_b) {
-          --keep_a;
-        } else {
-          --keep_b;
-        }
-      }
-      truncate_ids(a, keep_a, side);
-      truncate_ids(*b, keep_b, side);
-    }
+    truncate_longest_first(a, b ? &*b : nullptr, max_length - n_special, side);
   }
   Encoding e;
   const int32_t cls = cls_id(), sep = sep_id();

@@ -44,6 +44,10 @@ inline constexpr std::array<std::pair<Truncation, std::string_view>, 3> kTruncat
 // Shortens ids to keep_count ids (no-op if it is not longer), dropping from the side that
 // `side` gives up.
 void truncate_ids(std::vector<int32_t>& ids, size_t keep_count, Truncation side);
+// Shortens a text (b null) or a pair to `budget` ids in all, longest first as Hugging Face's
+// default: one id at a time from whichever is longer (a's on a tie); `side` says which ids go.
+void truncate_longest_first(std::vector<int32_t>& a, std::vector<int32_t>* b, size_t budget,
+                            Truncation side);
 
 // What encode() returns: the model inputs for one text or pair, before padding.
 struct Encoding {
