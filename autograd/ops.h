@@ -195,6 +195,18 @@ Tensor dropout(const Tensor& a, double p, bool training, Generator& generator);
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, int64_t ignore_index = -100,
                      double label_smoothing = 0.0);
 
+// Knowledge distillation (ops/distillation.cpp; Sanh et al. 2019). The teacher's rows are
+// constants (computed without gradient): only the student's get one.
+// KL(softmax(teacher / T) || softmax(student / T)) * T^2, averaged over the N rows of
+// student and teacher [N, C]: PyTorch's KLDivLoss(reduction="batchmean") of
+// log_softmax(student / T) against softmax(teacher / T), times T^2 (so the gradient's size does
+// not shrink as 1/T^2). No rows: 0.
+Tensor soft_target_kl(const Tensor& student, const Tensor& teacher, double temperature);
+// The mean over the N rows of a and b [N, H] of 1 - cos(a_r, b_r): PyTorch's
+// CosineEmbeddingLoss with every target 1 (norms clamped below by 1e-8 as cosine_similarity).
+// No rows: 0.
+Tensor cosine_embedding_loss(const Tensor& a, const Tensor& b);
+
 void set_num_threads(int threads);
 int num_threads();
 

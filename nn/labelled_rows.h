@@ -18,4 +18,8 @@ struct LabelledRows {
 // The labelled rows of labels (integer, any shape; -100 = no label). Copies them to the host.
 LabelledRows labelled_rows(const Tensor& labels);
 
+// The labels (integer, any shape) at `rows` (i64 [M], indices into the flattened labels): i64
+// [M]. Throws for a row out of range.
+Tensor labels_at_rows(const Tensor& labels, const Tensor& rows);
+
 }  // namespace heed::nn

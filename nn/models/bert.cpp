@@ -236,6 +236,7 @@ Tensor BertForMaskedLM::head(const Tensor& h) const {
 }
 
 ModelOutputs BertForMaskedLM::forward(const ModelInputs& in) const {
+  if (in.output_rows.defined()) return forward_rows(in);
   if (in.only_labeled_logits && in.labels.defined()) return forward_labelled(in);
   ModelOutputs out;
   Tensor h = head(bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
@@ -269,6 +270,20 @@ ModelOutputs BertForMaskedLM::forward_labelled(const ModelInputs& in) const {
   }
   out.logits = linear(picked, embeddings, decoder_bias);
   out.loss = cross_entropy(out.logits, out.labels, -100, in.label_smoothing);
+  return out;
+}
+
+ModelOutputs BertForMaskedLM::forward_rows(const ModelInputs& in) const {
+  ModelOutputs out;
+  out.hidden_states = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
+                                    in.output_attentions ? &out.attentions : nullptr,
+                                    in.output_rows);
+  out.logits = linear(head(out.hidden_states), bert->embeddings->word_embeddings->weight,
+                      decoder_bias);
+  if (in.labels.defined()) {
+    out.labels = labels_at_rows(in.labels, in.output_rows);
+    out.loss = cross_entropy(out.logits, out.labels, -100, in.label_smoothing);
+  }
   return out;
 }
 

@@ -203,6 +203,8 @@ class BertForMaskedLM : public BertBase {
   Tensor head(const Tensor& h) const;  // the transform before the decoder
   // forward with only_labeled_logits: the last layer and the head on the labelled rows alone.
   ModelOutputs forward_labelled(const ModelInputs& inputs) const;
+  // forward with output_rows: the last layer and the head on those rows.
+  ModelOutputs forward_rows(const ModelInputs& inputs) const;
 };
 
 class BertForSequenceClassification : public BertBase {

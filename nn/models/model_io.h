@@ -22,6 +22,12 @@ struct ModelInputs {
   // order, then (past 16, to one of a few row counts, so that the products' kernels are built
   // once) repeats of the first, labelled -100; ModelOutputs::labels holds their labels.
   bool only_labeled_logits = false;
+  // Masked LM: compute the outputs at these rows only (i64 [M], into the flattened [B * T]
+  // positions): the logits are [M, V], ModelOutputs::hidden_states [M, H] and, with labels
+  // ([B, T]), the loss is over the labelled ones among them and ModelOutputs::labels holds
+  // their labels [M]. As only_labeled_logits, the last layer computes only those rows after
+  // its attention. Distillation reads the logits and hidden states of every real token so.
+  Tensor output_rows;
   // The cross-entropy losses become PyTorch's cross_entropy(label_smoothing=ε); a regression
   // head's MSE loss ignores it.
   double label_smoothing = 0.0;
@@ -38,6 +44,8 @@ struct ModelOutputs {
   Tensor logits;
   Tensor loss;    // scalar, when labels were given
   Tensor labels;  // the labels matching `logits` row by row, when only_labeled_logits
+  // With ModelInputs::output_rows: the last layer's hidden states at those rows [M, H].
+  Tensor hidden_states;
   // With HeadOutputs::predictions and no logits returned: each row's arg max (i64, shaped as
   // the labels).
   Tensor predictions;

@@ -150,6 +150,21 @@ struct GenerationConfig {  // seq2seq evaluation
   int64_t max_new_tokens = 64;
 };
 
+// task: distill (train/tasks/distillation.cpp): what the student learns from its teacher, with
+// the names and defaults of Hugging Face's distillation example (Sanh et al. 2019).
+struct DistillConfig {
+  std::optional<std::string> teacher;  // a masked-LM model directory; required by task: distill
+  double temperature = 2.0;
+  double alpha_ce = 5.0;   // the soft targets: KL(teacher || student) at `temperature`, x T^2
+  double alpha_mlm = 2.0;  // the student's own masked-LM loss
+  double alpha_cos = 1.0;  // 1 - cos between the last hidden states
+  bool restrict_ce_to_mask = false;  // soft targets at the masked tokens only (else every real one)
+  bool init_from_teacher = true;     // the student starts from the teacher's layers
+  // The teacher's layers that become the student's, in order; unset: spread evenly with the
+  // first and the last (DistilBERT's [0, 2, 4, 7, 9, 11] of 12).
+  std::optional<std::vector<int64_t>> student_layers;
+};
+
 // Where each key of a config came from, so that any check can name the place: the file and
 // line of the key, or the `--set` override that set it (or a section above it).
 struct Origins {
@@ -172,6 +187,7 @@ struct RunConfig {
   TaskName task = {"mlm"};  // required
   ModelConfig model;
   std::optional<std::string> init_from;  // a checkpoint directory to start from
+  DistillConfig distill;
   TokenizerConfig tokenizer;
   DataConfig data;
   OptimConfig optim;
@@ -185,6 +201,12 @@ struct RunConfig {
   // the place as the loading checks do.
   Origins origins;
 };
+
+// The model directory whose tokenizer a run takes when tokenizer.vocab names none: init_from's
+// checkpoint, else a distillation's teacher.
+inline std::optional<std::string> tokenizer_directory(const RunConfig& config) {
+  return config.init_from ? config.init_from : config.distill.teacher;
+}
 
 // What load_run_config may take on trust: a pipeline checks its later stages before the
 // stages that write their init_from have run.

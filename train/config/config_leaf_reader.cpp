@@ -56,6 +56,18 @@ void read(const YAML::Node& node, std::vector<std::string>& out, const Ctx& ctx)
   }
 }
 
+void read(const YAML::Node& node, std::vector<int64_t>& out, const Ctx& ctx) {
+  if (!node.IsSequence()) ctx.fail_expected("a list of integers", node);
+  out.clear();
+  for (const YAML::Node& item : node) {
+    int64_t value = 0;
+    if (!is_plain_scalar(item) || !YAML::convert<int64_t>::decode(item, value)) {
+      ctx.fail_expected("a list of integers", node);
+    }
+    out.push_back(value);
+  }
+}
+
 void read(const YAML::Node& node, TaskName& out, const Ctx& ctx) {
   const std::vector<std::string> names = task_names();
   out.name = names[read_name(node, names, "task", ctx)];

@@ -33,6 +33,7 @@ void read(const YAML::Node& node, bool& out, const Ctx& ctx);
 void read(const YAML::Node& node, std::string& out, const Ctx& ctx);
 void read(const YAML::Node& node, std::array<double, 2>& out, const Ctx& ctx);
 void read(const YAML::Node& node, std::vector<std::string>& out, const Ctx& ctx);
+void read(const YAML::Node& node, std::vector<int64_t>& out, const Ctx& ctx);
 // One of the registered tasks' names (task_names.h).
 void read(const YAML::Node& node, TaskName& out, const Ctx& ctx);
 

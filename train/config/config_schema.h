@@ -10,7 +10,7 @@
 // A visitor V provides
 //   v.field(key, value, row)    for a leaf (value: int64_t, double, bool, std::string, an
 //                               enum of EnumInfo, a TaskName, std::array<double, 2>, a vector of
-//                               strings, or an optional of these)
+//                               strings or of integers, or an optional of these)
 //   v.section(key, body)        for a nested mapping; body() visits its keys
 // C is RunConfig or const RunConfig, so one schema serves readers and writers.
 #include <string>
@@ -21,6 +21,7 @@
 #include "train/config/config.h"
 #include "train/config/config_enums.h"
 #include "train/config/config_row.h"
+#include "train/config/config_schema_distill.h"
 #include "train/config/config_schema_inputs.h"
 #include "train/config/config_schema_outputs.h"
 #include "train/config/config_schema_training.h"
@@ -73,6 +74,7 @@ void visit_config(V& v, C& c) {
                   "initialized. Must exist.",
            .resume = OnResume::kFixed,
            .type = "path"});
+  visit_distill_section(v, c);
   visit_input_sections(v, c);
   visit_training_sections(v, c);
   visit_output_sections(v, c);

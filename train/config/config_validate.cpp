@@ -137,7 +137,7 @@ void check_tokenizer(Checker& c, const RunConfig& config) {
       c.file_exists("tokenizer.vocab", *t.vocab, " (set tokenizer.vocab_size to train one)");
     }
   }
-  c.check(t.vocab || t.vocab_size || config.init_from, "tokenizer.vocab",
+  c.check(t.vocab || t.vocab_size || tokenizer_directory(config), "tokenizer.vocab",
           "missing: give the tokenizer's files, tokenizer.vocab_size to train one, or init_from");
 }
 
@@ -220,6 +220,9 @@ void check_files(const RunConfig& config, const ConfigChecks& checks) {
   if (config.data.test) c.file_exists("data.test", *config.data.test);
   if (config.init_from && !checks.init_from_written_later) {
     c.directory_exists("init_from", *config.init_from);
+  }
+  if (config.distill.teacher && !checks.init_from_written_later) {
+    c.directory_exists("distill.teacher", *config.distill.teacher);
   }
 }
 

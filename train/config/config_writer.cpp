@@ -66,6 +66,9 @@ std::string format(const std::vector<std::string>& value) {
   for (const std::string& s : value) items.push_back(format_string(s));
   return fmt::format("[{}]", fmt::join(items, ", "));
 }
+std::string format(const std::vector<int64_t>& value) {
+  return fmt::format("[{}]", fmt::join(value, ", "));
+}
 std::string format(const TaskName& value) {
   return value.name;
 }
@@ -99,6 +102,9 @@ std::string type_name(const std::array<double, 2>&) {
 }
 std::string type_name(const std::vector<std::string>&) {
   return "list of strings";
+}
+std::string type_name(const std::vector<int64_t>&) {
+  return "list of ints";
 }
 std::string type_name(const TaskName&) {
   return "name";

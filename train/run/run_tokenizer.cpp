@@ -74,9 +74,9 @@ data::WordPieceTokenizer wordpiece_for(const RunConfig& c, const Log& log) {
     log(fmt::format("wrote {} ({} tokens)", path, vocab.size()));
     return data::WordPieceTokenizer(std::move(vocab), wordpiece_options(t));
   }
-  HEED_CHECK(c.init_from.has_value(),
-             "tokenizer: no vocab, vocab_size or init_from to take it from");
-  return data::load_wordpiece(*c.init_from);
+  const std::optional<std::string> dir = tokenizer_directory(c);
+  HEED_CHECK(dir.has_value(), "tokenizer: no vocab, vocab_size or init_from to take it from");
+  return data::load_wordpiece(*dir);
 }
 
 // The special token a trained byte-level BPE gets, as GPT-2's: documents end in it.
@@ -91,8 +91,9 @@ data::BpeTokenizer bpe_for(const RunConfig& c, const Log& log) {
   if (t.vocab && fs::exists(fs::path(*t.vocab) / "vocab.json"))
     return data::BpeTokenizer::load(*t.vocab);
   if (!t.vocab_size) {
-    HEED_CHECK(c.init_from.has_value(), "tokenizer: no vocab, vocab_size or init_from");
-    return data::BpeTokenizer::load(*c.init_from);
+    const std::optional<std::string> dir = tokenizer_directory(c);
+    HEED_CHECK(dir.has_value(), "tokenizer: no vocab, vocab_size or init_from");
+    return data::BpeTokenizer::load(*dir);
   }
   const std::string dir = t.vocab ? *t.vocab : default_vocab_path(c);
   // An encoder's BPE is RoBERTa's (its template and <mask>); otherwise GPT-2's.
@@ -127,8 +128,9 @@ data::SentencePieceTokenizer sentencepiece_for(const RunConfig& c, const Log& lo
   const TokenizerConfig& t = c.tokenizer;
   if (t.vocab && fs::exists(*t.vocab)) return data::SentencePieceTokenizer::load(*t.vocab);
   if (!t.vocab_size) {
-    HEED_CHECK(c.init_from.has_value(), "tokenizer: no vocab, vocab_size or init_from");
-    return data::SentencePieceTokenizer::load((fs::path(*c.init_from) / "spiece.model").string());
+    const std::optional<std::string> dir = tokenizer_directory(c);
+    HEED_CHECK(dir.has_value(), "tokenizer: no vocab, vocab_size or init_from");
+    return data::SentencePieceTokenizer::load((fs::path(*dir) / "spiece.model").string());
   }
   const fs::path path = t.vocab ? *t.vocab : default_vocab_path(c);
   log(fmt::format("training a SentencePiece {} model of {} pieces on {}", t.model_type,
@@ -168,8 +170,8 @@ data::CharTokenizer chars_for(const RunConfig& c, const Log& log) {
   const TokenizerConfig& t = c.tokenizer;
   if (t.vocab && fs::exists(*t.vocab))
     return check_units(data::CharTokenizer::load(*t.vocab), t, *t.vocab);
-  if (c.init_from && !t.vocab)
-    return check_units(data::load_char_tokenizer(*c.init_from), t, *c.init_from);
+  if (const std::optional<std::string> dir = tokenizer_directory(c); dir && !t.vocab)
+    return check_units(data::load_char_tokenizer(*dir), t, *dir);
   // Sources and targets may be split differently; other tasks split every field alike.
   const bool paired = task_for(c.task.name).has_targets();
   std::vector<std::string> sources, targets;
@@ -192,11 +194,12 @@ data::CharTokenizer chars_for(const RunConfig& c, const Log& log) {
 }  // namespace
 
 data::TextTokenizer tokenizer_for(const RunConfig& c, const Log& log) {
-  // A run that starts from a checkpoint and names no tokenizer of its own takes the
-  // checkpoint's, whatever its kind.
+  // A run that starts from a checkpoint (or learns from a teacher) and names no tokenizer of
+  // its own takes the checkpoint's, whatever its kind.
   const TokenizerConfig& t = c.tokenizer;
-  if (c.init_from && !t.vocab && !t.vocab_size && !c.origins.of_key.contains("tokenizer.type"))
-    return data::TextTokenizer::load(*c.init_from);
+  const std::optional<std::string> dir = tokenizer_directory(c);
+  if (dir && !t.vocab && !t.vocab_size && !c.origins.of_key.contains("tokenizer.type"))
+    return data::TextTokenizer::load(*dir);
   switch (c.tokenizer.type) {
     case TokenizerType::kWordPiece:
       return data::TextTokenizer(wordpiece_for(c, log));

@@ -4,19 +4,14 @@
 
 namespace heed::train {
 
-namespace {
-
-// The BERT-layout fields of model.arch bert or roberta.
-nn::BertConfig encoder_fields(const ModelConfig& m) {
+nn::BertConfig encoder_config_fields(const ModelConfig& m) {
   if (m.arch() == Arch::kRoberta) return m.as<nn::RobertaConfig>();
   return m.as<nn::BertConfig>();
 }
 
-}  // namespace
-
 nn::BertConfig bert_config(const RunConfig& c, const TaskData& d) {
   const ModelConfig& m = c.model;
-  nn::BertConfig b = encoder_fields(m);
+  nn::BertConfig b = encoder_config_fields(m);
   b.vocab_size = m.vocab_size.value_or(d.tokenizer->vocab_size());
   b.pad_token_id = m.pad_token_id.value_or(d.tokenizer->pad_id());
   return b;

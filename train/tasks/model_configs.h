@@ -14,6 +14,8 @@
 
 namespace heed::train {
 
+// model.*'s fields for an encoder of BERT's layout (bert or roberta), as the config gives them.
+nn::BertConfig encoder_config_fields(const ModelConfig& model);
 // The BERT-layout config of model.arch bert or roberta (RoBERTa's fields are BERT's).
 nn::BertConfig bert_config(const RunConfig& config, const TaskData& data);
 // The same with a classification head over data.labels.

@@ -64,6 +64,8 @@ class TrainingTask {
   // it needs its architecture's own (encoder_tokenizer: WordPiece for BERT, byte-level BPE for
   // RoBERTa).
   virtual bool accepts_any_tokenizer() const { return false; }
+  // Whether it learns from a teacher model (distill.teacher).
+  virtual bool has_teacher() const { return false; }
   // Whether its examples are source/target pairs: data.max_source_length and
   // max_target_length bound them, and a char tokenizer may split targets differently.
   virtual bool has_targets() const { return false; }

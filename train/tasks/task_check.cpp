@@ -58,6 +58,8 @@ void TrainingTask::check(const RunConfig& config) const {
   c.check(std::ranges::count(accepted, config.model.arch()) > 0, "task",
           "'{}' needs model.arch {}, got {}", config.task.name, arch_names(accepted),
           to_string(config.model.arch()));
+  c.check(!config.distill.teacher || has_teacher(), "distill.teacher",
+          "task '{}' has no teacher (only task 'distill' does)", config.task.name);
   check_tokenizer(c, config, *this);
   check_data(c, config, *this);
 }
