@@ -165,7 +165,8 @@ BpeTokenizer BpeTokenizer::from_tokenizer_json(const TokenizerJson& json) {
   return BpeTokenizer(*json.bpe, std::move(specials), BpeTemplate::kGpt2);
 }
 
-void BpeTokenizer::save(const std::string& dir, int64_t model_max_length) const {
+void BpeTokenizer::save(const std::string& dir, int64_t model_max_length,
+                        Truncation truncation) const {
   fs::create_directories(dir);
   const fs::path base(dir);
   bpe_.save(dir);
@@ -175,6 +176,7 @@ void BpeTokenizer::save(const std::string& dir, int64_t model_max_length) const 
   for (int32_t id : special_ids_) json.special_tokens.push_back(bpe_.token(id));
   if (cls_) json.cls_token = *specials_.cls;
   if (sep_) json.sep_token = *specials_.sep;
+  if (mask_) json.mask_token = specials_.mask;
   write_tokenizer_json((base / "tokenizer.json").string(), bpe_, json);
   nlohmann::json roles = nlohmann::json::object();
   for (const Role& role : kRoles) {
@@ -183,6 +185,8 @@ void BpeTokenizer::save(const std::string& dir, int64_t model_max_length) const 
   nlohmann::json config = {{"tokenizer_class", std::string(class_name())},
                            {"add_prefix_space", bpe_.options().add_prefix_space},
                            {"model_max_length", model_max_length},
+                           {"truncation_side", std::string(hf_truncation_side(truncation))},
+                           {"heed_truncation", std::string(truncation_name(truncation))},
                            {"errors", "replace"}};
   config.update(roles);
   io::write_json_file((base / "tokenizer_config.json").string(), config);

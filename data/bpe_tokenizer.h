@@ -44,8 +44,10 @@ class BpeTokenizer {
   // <pad>, <mask> by name among its added tokens), else GPT-2's roles for <|endoftext|>.
   static BpeTokenizer from_tokenizer_json(const TokenizerJson& json);
   // Writes the files load() reads (and transformers' tokenizers read) into `dir`, and
-  // tokenizer.json, which transformers' fast tokenizer reads first.
-  void save(const std::string& dir, int64_t model_max_length) const;
+  // tokenizer.json, which transformers' fast tokenizer reads first. tokenizer_config.json
+  // records model_max_length and how inputs were cut (`truncation`), as save_wordpiece does.
+  void save(const std::string& dir, int64_t model_max_length,
+            Truncation truncation = Truncation::kHead) const;
 
   const ByteLevelBpe& bpe() const { return bpe_; }
   const BpeSpecialTokens& specials() const { return specials_; }

@@ -172,6 +172,9 @@ struct ByteLevelBpeJsonOptions {
   BpePostProcessing post_processing = BpePostProcessing::kGpt2;
   std::string cls_token = "<s>";  // kRoberta's, each a vocabulary entry
   std::string sep_token = "</s>";
+  // kRoberta's mask token, if any: its added token takes the space before it (lstrip), as
+  // RoBERTa's own tokenizer.json has it, so "a <mask> b" gives "a", "<mask>", "Ġb".
+  std::optional<std::string> mask_token;
 };
 
 // A byte-level BPE's tokenizer.json: no normalizer, the ByteLevel pre-tokenizer (add_prefix_space

@@ -257,6 +257,10 @@ TokenizerJson byte_level_bpe_tokenizer_json(const ByteLevelBpe& bpe,
     t.post_processor.byte_level = {.add_prefix_space = bpe.options().add_prefix_space,
                                    .trim_offsets = true};
     set_bert_like(t.post_processor, entry(options.cls_token), entry(options.sep_token), true);
+    if (options.mask_token) {
+      const int32_t mask = entry(*options.mask_token).id;
+      for (AddedToken& added : t.added_tokens) added.lstrip = added.lstrip || added.id == mask;
+    }
   }
   return t;
 }

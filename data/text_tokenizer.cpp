@@ -53,7 +53,7 @@ void TextTokenizer::save(const std::string& dir, int64_t max_length, Truncation 
       Overloaded{
           [&](const WordPieceTokenizer& t) { save_wordpiece(t, dir, max_length, truncation); },
           [&](const CharTokenizer& t) { save_char_tokenizer(t, dir); },
-          [&](const BpeTokenizer& t) { t.save(dir, max_length); },
+          [&](const BpeTokenizer& t) { t.save(dir, max_length, truncation); },
           [&](const SentencePieceTokenizer& t) { save_sentencepiece(t, dir, max_length); },
       },
       kind_);

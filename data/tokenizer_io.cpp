@@ -94,11 +94,8 @@ void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string
                       {"sep_token", o.sep_token},
                       {"mask_token", o.mask_token}};
   if (o.strip_accents) j["strip_accents"] = *o.strip_accents;
-  // transformers can cut only one end: head_tail reads there as head.
-  j["truncation_side"] = truncation == data::Truncation::kTail ? "left" : "right";
-  const auto name = std::ranges::find(kTruncationNames, truncation,
-                                      &std::pair<Truncation, std::string_view>::first);
-  j["heed_truncation"] = std::string(name->second);  // data.truncation's names
+  j["truncation_side"] = std::string(hf_truncation_side(truncation));
+  j["heed_truncation"] = std::string(truncation_name(truncation));
   io::write_json_file((fs::path(dir) / "tokenizer_config.json").string(), j);
 }
 

@@ -219,6 +219,15 @@ std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) con
   return tokens;
 }
 
+std::string_view truncation_name(Truncation side) {
+  return std::ranges::find(kTruncationNames, side, &std::pair<Truncation, std::string_view>::first)
+      ->second;
+}
+
+std::string_view hf_truncation_side(Truncation side) {
+  return side == Truncation::kTail ? "left" : "right";
+}
+
 void truncate_ids(std::vector<int32_t>& ids, size_t keep_count, Truncation side) {
   if (ids.size() <= keep_count) return;
   switch (side) {

@@ -40,6 +40,11 @@ inline constexpr std::array<std::pair<Truncation, std::string_view>, 3> kTruncat
     {{Truncation::kHead, "head"},
      {Truncation::kTail, "tail"},
      {Truncation::kHeadTail, "head_tail"}}};
+// The name of `side` above, and transformers' truncation_side for it: "left" for tail, else
+// "right" (transformers cuts one end only, so head_tail reads there as head). A checkpoint's
+// tokenizer_config.json records both (heed_truncation, truncation_side).
+std::string_view truncation_name(Truncation side);
+std::string_view hf_truncation_side(Truncation side);
 
 // Shortens ids to keep_count ids (no-op if it is not longer), dropping from the side that
 // `side` gives up.

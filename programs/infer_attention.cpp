@@ -1,4 +1,4 @@
-// infer attention: each layer's and head's attention probabilities of a BERT, GPT or
+// infer attention: each layer's and head's attention probabilities of a BERT, RoBERTa, GPT or
 // encoder-decoder checkpoint on one text, drawn as a self-contained HTML page (viz/page.h)
 // or written as JSON. The probabilities come from the model's own forward
 // (ModelInputs::output_attentions), in eval mode, so they are what the model computes.
@@ -96,16 +96,8 @@ json bert_views(const Checkpoint& c, const AttentionArgs& args) {
   const data::Encoding enc = c.tokenizer.encode_inputs(
       args.text,
       args.text_pair.empty() ? std::nullopt : std::optional<std::string_view>(args.text_pair));
-  // RoBERTa's positions start after the padding id.
-  const bool roberta = model.bert->layout.positions == nn::PositionIds::kAfterPadding;
-  check_length(enc.input_ids.size(),
-               model.config.max_position_embeddings - (roberta ? model.config.pad_token_id + 1 : 0),
-               "text", "max_position_embeddings");
-  nn::ModelInputs in;
-  in.input_ids = ids_row(enc.input_ids);
-  in.attention_mask = ones(in.input_ids.shape(), DType::i64);
-  in.token_type_ids = enc.token_type_ids.empty() ? zeros(in.input_ids.shape(), DType::i64)
-                                                 : ids_row(enc.token_type_ids);
+  check_encoder_length(enc.input_ids.size(), model);
+  nn::ModelInputs in = encoder_inputs(enc);
   in.output_attentions = true;
   const nn::ModelOutputs out = model.forward(in);
   // Where the second text starts: its first token type 1 (BERT), or after RoBERTa's </s></s>.
@@ -116,7 +108,7 @@ json bert_views(const Checkpoint& c, const AttentionArgs& args) {
       break;
     }
   }
-  if (roberta && !args.text_pair.empty()) {
+  if (model.bert->layout.positions == nn::PositionIds::kAfterPadding && !args.text_pair.empty()) {
     const auto& ids = enc.input_ids;
     for (size_t i = 1; i + 1 < ids.size(); ++i) {
       if (ids[i] == c.tokenizer.end_id() && ids[i + 1] == c.tokenizer.end_id()) {

@@ -18,16 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-// The model inputs of one encoded text (no padding: a batch of one).
-nn::ModelInputs bert_inputs(const data::Encoding& enc) {
-  nn::ModelInputs in;
-  in.input_ids = ids_row(enc.input_ids);
-  in.attention_mask = ones(in.input_ids.shape(), DType::i64);
-  in.token_type_ids = enc.token_type_ids.empty() ? zeros(in.input_ids.shape(), DType::i64)
-                                                 : ids_row(enc.token_type_ids);
-  return in;
-}
-
 // softmax over the last dim of logits [.., L], as one row per leading index.
 std::vector<std::vector<double>> probabilities(const Tensor& logits) {
   const Tensor p = softmax(logits.to(DType::f32), -1).contiguous();
@@ -58,14 +48,6 @@ std::vector<std::string> label_names(const nn::BertConfig& config) {
     for (int64_t i = 0; i < config.num_labels; ++i) names.push_back("LABEL_" + std::to_string(i));
   }
   return names;
-}
-
-// RoBERTa's positions start after the padding id, so its table holds fewer tokens.
-void check_model_length(size_t n, const nn::BertBase& model) {
-  const nn::BertConfig& config = model.config;
-  const bool roberta = model.bert->layout.positions == nn::PositionIds::kAfterPadding;
-  check_length(n, config.max_position_embeddings - (roberta ? config.pad_token_id + 1 : 0), "text",
-               roberta ? "max_position_embeddings - pad_token_id - 1" : "max_position_embeddings");
 }
 
 // Every architecture of the encoder family with a head `head` ("ForMaskedLM").
@@ -113,14 +95,14 @@ void run_fill_mask(const FillMaskArgs& args, std::ostream& out) {
   NoGradGuard no_grad;
   for (size_t n = 0; n < texts.size(); ++n) {
     const data::Encoding enc = mask_aware_encoding(tok, texts[n], mask_token);
-    check_model_length(enc.input_ids.size(), model);
+    check_encoder_length(enc.input_ids.size(), model);
     std::vector<size_t> masks;
     for (size_t t = 0; t < enc.input_ids.size(); ++t) {
       if (enc.input_ids[t] == mask_id) masks.push_back(t);
     }
     HEED_CHECK(!masks.empty(), "no {} in the text \"{}\"", mask_token, texts[n]);
 
-    const auto probs = probabilities(model.forward(bert_inputs(enc)).logits.select(0, 0));
+    const auto probs = probabilities(model.forward(encoder_inputs(enc)).logits.select(0, 0));
     std::vector<int32_t> filled = enc.input_ids;
     json masks_json = json::array();
     if (!args.json && n > 0) out << "\n";
@@ -171,8 +153,8 @@ void classify_sequence(const Checkpoint& c, const ClassifyArgs& args,
         texts[n],
         args.text_pair.empty() ? std::nullopt : std::optional<std::string_view>(args.text_pair),
         max_length, side);
-    check_model_length(enc.input_ids.size(), model);
-    const Tensor logits = model.forward(bert_inputs(enc)).logits;  // [1, L]
+    check_encoder_length(enc.input_ids.size(), model);
+    const Tensor logits = model.forward(encoder_inputs(enc)).logits;  // [1, L]
     json j = {{"text", texts[n]}, {"input_ids", enc.input_ids}};
     if (!args.text_pair.empty()) j["text_pair"] = args.text_pair;
     if (!args.json && n > 0) out << "\n";
@@ -220,8 +202,8 @@ void classify_tokens(const Checkpoint& c, const ClassifyArgs& args,
       tok.append_word_ids(word, pieces);
     }
     const data::Encoding enc = tok.build_inputs(pieces, std::nullopt, 0);
-    check_model_length(enc.input_ids.size(), model);
-    const auto probs = probabilities(model.forward(bert_inputs(enc)).logits.select(0, 0));
+    check_encoder_length(enc.input_ids.size(), model);
+    const auto probs = probabilities(model.forward(encoder_inputs(enc)).logits.select(0, 0));
 
     json words_json = json::array(), tokens_json = json::array();
     for (size_t t = 0; t < enc.input_ids.size(); ++t) {

@@ -108,6 +108,22 @@ void check_length(size_t n, int64_t limit, const std::string& what, const std::s
              what, n, limit, field);
 }
 
+void check_encoder_length(size_t n, const nn::BertBase& model) {
+  const nn::BertConfig& config = model.config;
+  const bool roberta = model.bert->layout.positions == nn::PositionIds::kAfterPadding;
+  check_length(n, config.max_position_embeddings - (roberta ? config.pad_token_id + 1 : 0), "text",
+               roberta ? "max_position_embeddings - pad_token_id - 1" : "max_position_embeddings");
+}
+
+nn::ModelInputs encoder_inputs(const data::Encoding& enc) {
+  nn::ModelInputs in;
+  in.input_ids = ids_row(enc.input_ids);
+  in.attention_mask = ones(in.input_ids.shape(), DType::i64);
+  in.token_type_ids = enc.token_type_ids.empty() ? zeros(in.input_ids.shape(), DType::i64)
+                                                 : ids_row(enc.token_type_ids);
+  return in;
+}
+
 std::string fixed4(double x) {
   return fmt::format("{:.4f}", x);
 }

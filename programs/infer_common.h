@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "data/text_tokenizer.h"
+#include "nn/models/bert.h"
 #include "nn/models/gpt.h"
 #include "nn/models/pretrained.h"
 
@@ -40,6 +41,15 @@ std::vector<std::string> input_texts(const std::string& text, const std::string&
 
 // Throws "WHAT is N tokens; the model takes at most LIMIT (FIELD)" when n > limit.
 void check_length(size_t n, int64_t limit, const std::string& what, const std::string& field);
+
+// check_length for an encoder (BERT, RoBERTa) on `n` tokens with their special tokens.
+// RoBERTa's positions start after the padding id, so its table holds fewer tokens; the message
+// names the fields the limit comes from.
+void check_encoder_length(size_t n, const nn::BertBase& model);
+
+// An encoder's inputs for one encoded text (a batch of one, no padding): the ids, a mask of
+// ones and the token types (zeros when the encoding has none).
+nn::ModelInputs encoder_inputs(const data::Encoding& enc);
 
 // `ids` after the GPT's bos token. A GPT conditions every text on it, which is how heed's
 // causal-LM data presents a document (after the separator that ends the previous one); it also

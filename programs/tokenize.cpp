@@ -2,6 +2,7 @@
 //   tokenize --tokenizer DIR [--tokens] [--special] [--decode] < text.txt
 //   tokenize --vocab vocab.txt [--cased] [--tokens] [--special] < text.txt     (WordPiece)
 //   tokenize --train-vocab OUT [--type wordpiece|bpe|sentencepiece] [--vocab-size N] < corpus.txt
+//            (bpe: [--arch gpt2|roberta], whose special tokens)
 // DIR is a model or tokenizer directory of any kind heed reads (WordPiece, byte-level BPE,
 // SentencePiece, characters). Ids (or pieces with --tokens) are space-separated, without
 // special tokens unless --special; --decode reads ids and prints their text. An empty input
@@ -141,6 +142,12 @@ int run(int argc, char** argv) {
                  "trained vocabulary size; at least the special tokens and the alphabet, which an "
                  "error names")
       ->check(in_range<int64_t>(1, INT32_MAX))
+      ->capture_default_str()
+      ->needs(train_opt);
+  app.add_option("--arch", training.arch,
+                 "bpe: the model whose special tokens it gets: gpt2 (<|endoftext|>) or roberta "
+                 "(<s> <pad> </s> <unk> <mask> at ids 0 to 4, and <s> text </s> with --special)")
+      ->check(CLI::IsMember({"gpt2", "roberta"}))
       ->capture_default_str()
       ->needs(train_opt);
   app.add_option("--min-frequency", training.min_frequency,

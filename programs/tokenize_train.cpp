@@ -63,14 +63,25 @@ class SpooledStdin {
 
 void train_bpe(const VocabularyTraining& t) {
   SpooledStdin input;
+  // RoBERTa's special tokens at its ids (<s> 0, <pad> 1, </s> 2, <unk> 3, then <mask>), as
+  // `train` makes them for model.arch roberta, so that RobertaConfig's defaults hold.
+  const bool roberta = t.arch == "roberta";
   const data::TrainedByteLevelBpe trained = data::train_byte_level_bpe(
-      std::vector<std::string>{input.path()}, {.vocab_size = static_cast<int32_t>(t.vocab_size),
-                                               .min_frequency = t.min_frequency,
-                                               .special_tokens = {"<|endoftext|>"}});
+      std::vector<std::string>{input.path()},
+      {.vocab_size = static_cast<int32_t>(t.vocab_size),
+       .min_frequency = t.min_frequency,
+       .special_tokens = roberta
+                             ? std::vector<std::string>{"<s>", "<pad>", "</s>", "<unk>", "<mask>"}
+                             : std::vector<std::string>{"<|endoftext|>"}});
   fs::create_directories(t.output);
   data::save_byte_level_bpe(trained, t.output);
-  // GPT-2's roles for <|endoftext|>, in the files transformers reads.
-  data::BpeTokenizer::load(t.output).save(t.output, 1024);
+  // The class names the special tokens' roles to load().
+  if (roberta) {
+    io::write_file_atomically((fs::path(t.output) / "tokenizer_config.json").string(),
+                              R"({"tokenizer_class": "RobertaTokenizer"})");
+  }
+  // The roles, in the files transformers reads (RoBERTa's 512 tokens, GPT-2's 1,024).
+  data::BpeTokenizer::load(t.output).save(t.output, roberta ? 512 : 1024);
 }
 
 void train_sentencepiece(const VocabularyTraining& t) {
@@ -90,6 +101,10 @@ void train_sentencepiece(const VocabularyTraining& t) {
 }  // namespace
 
 void train_vocabulary_from_stdin(const VocabularyTraining& t) {
+  HEED_CHECK(t.arch == "gpt2" || t.type == "bpe",
+             "--arch {}: only a byte-level BPE (--type bpe) is trained for an arch; a {} has its "
+             "own special tokens",
+             t.arch, t.type);
   if (t.type == "wordpiece") return train_wordpiece(t);
   if (t.type == "bpe") return train_bpe(t);
   if (t.type == "sentencepiece") return train_sentencepiece(t);

@@ -10,6 +10,7 @@ struct VocabularyTraining {
   std::string output;              // vocab.txt, a BPE directory, or a .model file
   int64_t vocab_size = 30000;
   int64_t min_frequency = 2;           // wordpiece, bpe
+  std::string arch = "gpt2";           // bpe: whose special tokens, gpt2 or roberta
   int64_t limit_alphabet = 1000;       // wordpiece
   bool lowercase = true;               // wordpiece
   std::string model_type = "unigram";  // sentencepiece

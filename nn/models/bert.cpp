@@ -97,11 +97,16 @@ nlohmann::json BertBase::config_json() const {
 bool BertBase::ignores_checkpoint_name(const std::string& name) const {
   // position_ids and token_type_ids are buffers of some checkpoints; the decoder weight is the
   // tied word embedding table; seq_relationship is the next-sentence head of
-  // BertForPreTraining.
+  // BertForPreTraining. A head without a pooler skips the pooler that base checkpoints carry
+  // (bert-base-uncased, roberta-base), as Hugging Face's masked-LM and token heads do
+  // (_keys_to_ignore_on_load_unexpected = [r"pooler"]).
   const std::string& body = family.body;
+  const bool unused_pooler = bert->pooler == nullptr &&
+                             (name.starts_with(body + ".pooler.") || name.starts_with("pooler."));
   return name == body + ".embeddings.position_ids" || name == "embeddings.position_ids" ||
          name == body + ".embeddings.token_type_ids" || name == "embeddings.token_type_ids" ||
-         name == family.mlm_decoder + ".weight" || name.rfind("cls.seq_relationship.", 0) == 0;
+         name == family.mlm_decoder + ".weight" || name.rfind("cls.seq_relationship.", 0) == 0 ||
+         unused_pooler;
 }
 
 std::string BertBase::canonical_checkpoint_name(const std::string& name) const {

@@ -2,6 +2,8 @@
 // one line on stderr naming the option or file, with the program's exit code (2 for a usage
 // or config error; train says 1 for an I/O error), and output lost to a full disk is an error
 // rather than a success.
+#include <nlohmann/json.hpp>
+
 #include "programs/programs_fixture.h"
 
 namespace heed {
@@ -87,6 +89,39 @@ TEST_F(Programs, TokenizeRefusesVocabularySizesItCannotHonour) {
   size_t lines = 0;
   for (std::string line; std::getline(in, line);) ++lines;
   EXPECT_EQ(lines, 24u);
+}
+
+// tokenize trains RoBERTa's byte-level BPE: its special tokens at RoBERTa's ids, a directory
+// that RobertaTokenizer reads, and <s> text </s> around each line with --special.
+TEST_F(Programs, TokenizeTrainsRobertasByteLevelBpe) {
+  const std::string dir = path("roberta_bpe");
+  const std::string corpus = "the cat sat on the mat\nthe cat sat on the log\n";
+  const Outcome trained =
+      run(kTokenize + " --train-vocab " + dir + " --type bpe --arch roberta --vocab-size 280 " +
+              "--min-frequency 1",
+          corpus);
+  ASSERT_EQ(trained.code, 0) << trained.err;
+  std::stringstream config;
+  config << std::ifstream(dir + "/tokenizer_config.json").rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(config.str());
+  EXPECT_EQ(j["tokenizer_class"], "RobertaTokenizer");
+  EXPECT_EQ(j["mask_token"], "<mask>");
+  EXPECT_EQ(j["model_max_length"], 512);
+  const Outcome ids = run(kTokenize + " --tokenizer " + dir + " --special", "the cat\n");
+  ASSERT_EQ(ids.code, 0) << ids.err;
+  const Outcome pieces =
+      run(kTokenize + " --tokenizer " + dir + " --special --tokens", "the cat\n");
+  ASSERT_EQ(pieces.code, 0) << pieces.err;
+  EXPECT_EQ(pieces.out, "<s> the Ġcat </s>\n");
+  EXPECT_EQ(ids.out.rfind("0 ", 0), 0u) << ids.out;
+  EXPECT_TRUE(ids.out.ends_with(" 2\n")) << ids.out;
+
+  const Outcome wrong =
+      run(kTokenize + " --train-vocab " + path("vocab.txt") + " --arch roberta", corpus);
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_EQ(wrong.err,
+            "tokenize: --arch roberta: only a byte-level BPE (--type bpe) is trained for an arch; "
+            "a wordpiece has its own special tokens\n");
 }
 
 }  // namespace

@@ -568,60 +568,6 @@ TEST(EndToEnd, TinyGptLearnsAndItsCheckpointGenerates) {
   EXPECT_EQ(first, second);
 }
 
-// RoBERTa end to end: a byte-level BPE trained with RoBERTa's special tokens, masked-LM without
-// next-sentence prediction, a checkpoint in Hugging Face's RoBERTa names that `infer
-// fill-mask` reads with the tokenizer's own <mask>.
-TEST(EndToEnd, TinyRobertaLearnsAndItsCheckpointFillsMasks) {
-  const std::string out = fresh_dir("roberta");
-  Outcome o = run_train("--config configs/tiny/roberta_mlm.yaml --set train.output_dir=" + out +
-                        " --set tokenizer.vocab=" + out + "/bpe");
-  ASSERT_EQ(o.exit_code, 0) << o.output;
-  auto l = losses(out);
-  ASSERT_GE(l.size(), 10u);
-  EXPECT_LT(l.back().second, l.front().second - 1.0) << o.output;
-  const std::string checkpoint = out + "/checkpoint-200";
-  auto config = nlohmann::json::parse(file_bytes(checkpoint + "/config.json"));
-  EXPECT_EQ(config["model_type"], "roberta");
-  EXPECT_EQ(config["architectures"][0], "RobertaForMaskedLM");
-  EXPECT_EQ(config["pad_token_id"], 1);
-  EXPECT_EQ(config["type_vocab_size"], 1);
-  auto tokenizer = nlohmann::json::parse(file_bytes(checkpoint + "/tokenizer_config.json"));
-  EXPECT_EQ(tokenizer["tokenizer_class"], "RobertaTokenizer");
-  auto vocab = nlohmann::json::parse(file_bytes(checkpoint + "/vocab.json"));
-  EXPECT_EQ(vocab["<s>"], 0);
-  EXPECT_EQ(vocab["<pad>"], 1);
-  EXPECT_EQ(vocab["</s>"], 2);
-  EXPECT_EQ(vocab["<mask>"], 4);
-  const std::string infer = std::string(HEED_INFER_BIN) + " fill-mask --json --top-k 3 " +
-                            "--checkpoint " + checkpoint + " --text 'the old <mask> sat' 2>&1";
-  FILE* pipe = popen(infer.c_str(), "r");
-  char buf[4096];
-  std::string answer;
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) answer.append(buf, n);
-  ASSERT_EQ(pclose(pipe), 0) << answer;
-  auto j = nlohmann::json::parse(answer);
-  const auto ids = j["input_ids"].get<std::vector<int>>();
-  ASSERT_GE(ids.size(), 5u) << answer;
-  EXPECT_EQ(ids.front(), 0);
-  EXPECT_EQ(ids.back(), 2);
-  ASSERT_EQ(j["masks"].size(), 1u) << answer;
-  EXPECT_EQ(ids[j["masks"][0]["position"].get<size_t>()], 4);
-  EXPECT_EQ(j["masks"][0]["candidates"].size(), 3u);
-}
-
-// A RoBERTa run names the tokenizer it needs in one line.
-TEST(EndToEnd, RobertaWithAWordPieceTokenizerIsAConfigError) {
-  const std::string out = fresh_dir("roberta_wordpiece");
-  Outcome o =
-      run_train("--config configs/tiny/roberta_mlm.yaml --set train.output_dir=" + out +
-                " --set tokenizer.type=wordpiece --set tokenizer.vocab=" + out + "/vocab.txt");
-  EXPECT_EQ(o.exit_code, 2) << o.output;
-  EXPECT_NE(o.output.find("tokenizer.type: task 'mlm' with model.arch roberta needs a bpe "
-                          "tokenizer"),
-            std::string::npos)
-      << o.output;
-}
-
 TEST(EndToEnd, TokenClassifierFineTunesFromTheMlmCheckpoint) {
   const std::string pos = fresh_dir("pos");
   Outcome o = fine_tune_from_tiny_mlm("pos", "configs/tiny/bert_pos.yaml", pos);

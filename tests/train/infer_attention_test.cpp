@@ -1,7 +1,7 @@
 // `infer attention` on tiny random checkpoints: the probabilities it writes are the in-memory
-// model's output_attentions exactly, with the tokens the model read, for BERT (a pair), GPT
-// (causal) and the encoder-decoder (encoder, decoder and cross-attention); the page carries
-// the same data; bad input is one line on stderr.
+// model's output_attentions exactly, with the tokens the model read, for BERT and RoBERTa (a
+// pair), GPT (causal) and the encoder-decoder (encoder, decoder and cross-attention); the page
+// carries the same data; bad input is one line on stderr.
 #include <gtest/gtest.h>
 
 #include "train/infer_fixture.h"
@@ -81,6 +81,45 @@ TEST_F(InferAttention, BertPairIsTheModelsOwnAttentionWithItsTokens) {
   in.token_type_ids = row_of(enc.token_type_ids);
   in.output_attentions = true;
   expect_view_is(view, mlm_->forward(in).attentions);
+}
+
+// RoBERTa: <s> a </s></s> b </s>, one token type, the second text after the double separator;
+// the page for its checkpoint carries the same.
+TEST_F(InferAttention, RobertaPairStartsAfterItsDoubleSeparator) {
+  const std::string args = " --checkpoint " + path("roberta_mlm") +
+                           " --text 'the cat sat on the mat' --text-pair 'the dog ran'";
+  const Outcome r = infer("attention --json" + args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json data = json::parse(r.out);
+  EXPECT_EQ(data.at("model_type"), "roberta");
+  ASSERT_EQ(data.at("views").size(), 1u);
+  const json& view = data.at("views")[0];
+  EXPECT_FALSE(view.at("causal").get<bool>());
+
+  const data::BpeTokenizer tok = tiny_roberta_bpe();
+  const data::Encoding enc = tok.build_inputs(
+      tok.encode("the cat sat on the mat"), tok.encode("the dog ran"), 0, data::Truncation::kHead);
+  EXPECT_EQ(view.at("query_tokens"), json({"<s>", "the", "Ġcat", "Ġsat", "Ġon", "Ġthe", "Ġmat",
+                                           "</s>", "</s>", "the", "Ġdog", "Ġran", "</s>"}));
+  EXPECT_EQ(view.at("pair_start"), 9);
+  const std::vector<bool> special = view.at("query_special");
+  EXPECT_TRUE(special.front() && special[7] && special[8] && special.back());
+  EXPECT_FALSE(special[1] || special[9]);
+
+  NoGradGuard no_grad;
+  nn::ModelInputs in;
+  in.input_ids = row_of(enc.input_ids);
+  in.token_type_ids = row_of(enc.token_type_ids);
+  in.output_attentions = true;
+  expect_view_is(view, roberta_mlm_->forward(in).attentions);
+
+  const std::string page = (dir_ / "roberta_attention.html").string();
+  const Outcome html = infer("attention --out " + page + args);
+  ASSERT_EQ(html.code, 0) << html.err;
+  EXPECT_EQ(html.out, "wrote " + page + "\n");
+  std::stringstream text;
+  text << std::ifstream(page).rdbuf();
+  EXPECT_NE(text.str().find(R"("model_type":"roberta")"), std::string::npos);
 }
 
 TEST_F(InferAttention, GptIsCausalAfterItsBosToken) {

@@ -1,7 +1,7 @@
 #pragma once
-// Tiny random checkpoints of every family (BERT MLM, classifier and tagger, GPT, encoder-decoder),
-// written once per suite with save_pretrained, and the `infer` program run on them as a
-// subprocess: for the tests of infer's subcommands.
+// Tiny random checkpoints of every family (BERT and RoBERTa MLM, classifier and tagger, GPT,
+// encoder-decoder), written once per suite with save_pretrained, and the `infer` program run on
+// them as a subprocess: for the tests of infer's subcommands.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +16,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/ops.h"
+#include "data/byte_level_bpe_trainer.h"
 #include "data/char_tokenizer.h"
 #include "data/text_tokenizer.h"
 #include "data/tokenizer_io.h"
@@ -24,6 +25,7 @@
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
+#include "nn/models/roberta.h"
 #include "nn/pretrained_io.h"
 
 namespace heed::train {
@@ -52,6 +54,45 @@ inline nn::BertConfig tiny_bert_config(int64_t vocab) {
   c.intermediate_size = 32;
   c.max_position_embeddings = kBertPositions;
   c.initializer_range = kInitStd;
+  return c;
+}
+
+// A byte-level BPE with RoBERTa's special tokens at its ids (<s> 0, <pad> 1, </s> 2, <unk> 3,
+// <mask> 4), trained on a few sentences so that their words are whole tokens ("Ġcat").
+inline data::BpeTokenizer tiny_roberta_bpe() {
+  std::vector<std::string> lines;
+  for (const char* line : {"the cat sat on the mat .", "a dog ran , and a big red house was small",
+                           "the cats sat . the dog ran on a mat of the house"}) {
+    lines.push_back(std::string(line) + "\n");
+    lines.push_back(std::string(line) + "\n");
+  }
+  const data::TrainedByteLevelBpe trained = data::train_byte_level_bpe_on_texts(
+      lines, {.vocab_size = 400,
+              .min_frequency = 1,
+              .special_tokens = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"}});
+  return data::BpeTokenizer(data::ByteLevelBpe::from_parts(trained.tokens, trained.merges),
+                            {.bos = "<s>",
+                             .eos = "</s>",
+                             .unk = "<unk>",
+                             .pad = "<pad>",
+                             .mask = "<mask>",
+                             .cls = "<s>",
+                             .sep = "</s>"},
+                            data::BpeTemplate::kRoberta);
+}
+
+inline nn::RobertaConfig tiny_roberta_config(int64_t vocab, int64_t num_labels,
+                                             std::vector<std::string> id2label) {
+  nn::RobertaConfig c;
+  c.vocab_size = vocab;
+  c.hidden_size = 16;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 2;
+  c.intermediate_size = 32;
+  c.max_position_embeddings = kBertPositions;  // 30 tokens after <pad> = 1
+  c.initializer_range = kInitStd;
+  c.num_labels = num_labels;
+  c.id2label = std::move(id2label);
   return c;
 }
 
@@ -124,6 +165,23 @@ class Infer : public ::testing::Test {
         data::save_wordpiece(tok, path(name), name == "gpt" ? kGptPositions : kBertPositions);
       }
     }
+
+    const data::BpeTokenizer bpe = tiny_roberta_bpe();
+    const int64_t bpe_vocab = bpe.bpe().vocab_size();
+    roberta_mlm_ =
+        std::make_shared<nn::RobertaForMaskedLM>(tiny_roberta_config(bpe_vocab, 2, {}), 6);
+    roberta_cls_ = std::make_shared<nn::RobertaForSequenceClassification>(
+        tiny_roberta_config(bpe_vocab, 3, {"negative", "neutral", "positive"}), 7);
+    roberta_tagger_ = std::make_shared<nn::RobertaForTokenClassification>(
+        tiny_roberta_config(bpe_vocab, 4, {"DET", "NOUN", "VERB", "ADP"}), 8);
+    for (auto [name, model] : std::vector<std::pair<std::string, nn::PretrainedModel*>>{
+             {"roberta_mlm", roberta_mlm_.get()},
+             {"roberta_cls", roberta_cls_.get()},
+             {"roberta_tagger", roberta_tagger_.get()}}) {
+      model->eval();
+      nn::save_pretrained(*model, path(name));
+      bpe.save(path(name), kBertPositions - 2);
+    }
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
@@ -165,6 +223,9 @@ class Infer : public ::testing::Test {
   static inline std::shared_ptr<nn::BertForTokenClassification> tagger_;
   static inline std::shared_ptr<nn::GPT> gpt_;
   static inline std::shared_ptr<nn::EncoderDecoder> bart_;
+  static inline std::shared_ptr<nn::RobertaForMaskedLM> roberta_mlm_;
+  static inline std::shared_ptr<nn::RobertaForSequenceClassification> roberta_cls_;
+  static inline std::shared_ptr<nn::RobertaForTokenClassification> roberta_tagger_;
 };
 
 }  // namespace heed::train

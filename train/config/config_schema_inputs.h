@@ -13,8 +13,9 @@ void visit_input_sections(V& v, C& c) {
     v.field("type", t.type,
             {.doc = "`wordpiece` (BERT's), `bpe` (GPT-2's byte-level BPE: every byte has a "
                     "spelling, no unknown token), `sentencepiece` (Google's library: T5's, "
-                    "ALBERT's) or `char` (one token per character or symbol). Tasks other than "
-                    "`clm` and `seq2seq` need `wordpiece`.",
+                    "ALBERT's) or `char` (one token per character or symbol). The encoder tasks "
+                    "(`mlm`, `classification`, `token_classification`) need the arch's own: "
+                    "`wordpiece` for bert, `bpe` for roberta.",
              .resume = OnResume::kFixed});
     v.field(
         "vocab", t.vocab,
@@ -31,7 +32,9 @@ void visit_input_sections(V& v, C& c) {
         "vocab_size", t.vocab_size,
         {.doc = "wordpiece, bpe, sentencepiece: the size of the vocabulary to train when `vocab` "
                 "is missing. A trained bpe holds `<|endoftext|>` (id 0), the 256 byte symbols and "
-                "its merges, as Hugging Face's `ByteLevelBPETokenizer` trains it; a trained "
+                "its merges, as Hugging Face's `ByteLevelBPETokenizer` trains it (for roberta "
+                "RoBERTa's `<s>` 0, `<pad>` 1, `</s>` 2, `<unk>` 3 and `<mask>` 4 instead of "
+                "`<|endoftext|>`); a trained "
                 "sentencepiece model has T5's `<pad>` 0, `</s>` 1, `<unk>` 2, and `<s>` 3.",
          .resume = OnResume::kFixed,
          .rule = rule::AtLeast{1}});
@@ -92,7 +95,7 @@ void visit_input_sections(V& v, C& c) {
          .resume = OnResume::kFixed});
     v.field(
         "truncation", d.truncation,
-        {.doc = "`classification`: which word pieces a text longer than `max_seq_length` keeps. "
+        {.doc = "`classification`: which tokens a text longer than `max_seq_length` keeps. "
                 "`head`: the first ones (Hugging Face's default, `truncation_side=\"right\"`); "
                 "`tail`: the last ones; `head_tail`: the first half and the last half of the "
                 "budget (the head gets the odd one), which Sun et al. (2019) found best for long "
