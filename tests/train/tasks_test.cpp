@@ -29,12 +29,15 @@ TEST(Tasks, EveryTaskRegistersItselfUnderItsYamlName) {
   EXPECT_EQ(task_names(), (std::vector<std::string>{"mlm", "clm", "seq2seq", "classification",
                                                     "token_classification"}));
   using Archs = std::vector<Arch>;
-  EXPECT_EQ(task_for("mlm").architectures(), (Archs{Arch::kBert, Arch::kRoberta}));
+  EXPECT_EQ(task_for("mlm").architectures(),
+            (Archs{Arch::kBert, Arch::kRoberta, Arch::kDistilBert}));
   EXPECT_EQ(task_for("clm").architectures(), Archs{Arch::kGpt2});
   EXPECT_EQ(task_for("seq2seq").architectures(), Archs{Arch::kBart});
   EXPECT_TRUE(task_for("seq2seq").has_targets());
-  EXPECT_EQ(task_for("classification").architectures(), (Archs{Arch::kBert, Arch::kRoberta}));
-  EXPECT_EQ(task_for("token_classification").architectures(), (Archs{Arch::kBert, Arch::kRoberta}));
+  EXPECT_EQ(task_for("classification").architectures(),
+            (Archs{Arch::kBert, Arch::kRoberta, Arch::kDistilBert}));
+  EXPECT_EQ(task_for("token_classification").architectures(),
+            (Archs{Arch::kBert, Arch::kRoberta, Arch::kDistilBert}));
   EXPECT_THROW(task_for("translation"), Error);
 }
 
