@@ -66,7 +66,10 @@ T setting(const TokenizerConfig& config, const char* key, const T& fallback) {
 }
 
 std::string class_of(const TokenizerConfig& config) {
-  return setting<std::string>(config, "tokenizer_class", "BertTokenizer");
+  const std::string cls = setting<std::string>(config, "tokenizer_class", "BertTokenizer");
+  // transformers' DistilBertTokenizer is BertTokenizer under another name (a subclass that
+  // changes nothing): the same files, the same WordPiece.
+  return cls == "DistilBertTokenizer" ? "BertTokenizer" : cls;
 }
 
 // A model_max_length above this is transformers' "no limit" sentinel (int(1e30)).

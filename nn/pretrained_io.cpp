@@ -11,6 +11,7 @@
 #include "io/json_file.h"
 #include "nn/models/bert.h"
 #include "nn/models/config_json.h"
+#include "nn/models/distilbert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
 
@@ -109,6 +110,7 @@ std::string declared_architecture(const nlohmann::json& config) {
       model_type != config.end() && model_type->is_string() ? model_type->get<std::string>() : "";
   if (type == "bert") return "BertForMaskedLM";
   if (type == "roberta") return "RobertaForMaskedLM";
+  if (type == "distilbert") return "DistilBertForMaskedLM";
   if (type == "gpt2") return "GPT2LMHeadModel";
   if (type == "bart") return "BartForConditionalGeneration";
   return type.empty() ? "model of unknown type" : type;
@@ -134,6 +136,11 @@ const std::map<std::string, ModelFactory>& architectures() {
        make<RobertaForSequenceClassification, roberta_config_from_json>},
       {"RobertaForTokenClassification",
        make<RobertaForTokenClassification, roberta_config_from_json>},
+      {"DistilBertForMaskedLM", make<DistilBertForMaskedLM, distilbert_config_from_json>},
+      {"DistilBertForSequenceClassification",
+       make<DistilBertForSequenceClassification, distilbert_config_from_json>},
+      {"DistilBertForTokenClassification",
+       make<DistilBertForTokenClassification, distilbert_config_from_json>},
       {"GPT2LMHeadModel", make<GPT, gpt2_config_from_json>},
       {"BartForConditionalGeneration", make<EncoderDecoder, bart_config_from_json>},
   };

@@ -90,7 +90,7 @@ std::set<int64_t> special_ids(const data::TextTokenizer& tokenizer) {
   return {tokenizer.pad_id(), tokenizer.start_id(), tokenizer.end_id()};
 }
 
-// BERT and RoBERTa: one self-attention view over the encoded text (or pair).
+// BERT, RoBERTa and DistilBERT: one self-attention view over the encoded text (or pair).
 json bert_views(const Checkpoint& c, const AttentionArgs& args) {
   const auto& model = static_cast<const nn::BertBase&>(*c.model);
   const data::Encoding enc = c.tokenizer.encode_inputs(
@@ -190,9 +190,11 @@ void run_attention(const AttentionArgs& given, std::ostream& out) {
       args.checkpoint, "attention",
       {"BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification",
        "RobertaForMaskedLM", "RobertaForSequenceClassification", "RobertaForTokenClassification",
-       "GPT2LMHeadModel", "BartForConditionalGeneration"});
+       "DistilBertForMaskedLM", "DistilBertForSequenceClassification",
+       "DistilBertForTokenClassification", "GPT2LMHeadModel", "BartForConditionalGeneration"});
   const std::string type = c.model->model_type();
-  HEED_CHECK(args.text_pair.empty() || type == "bert" || type == "roberta",
+  const bool encoder = type == "bert" || type == "roberta" || type == "distilbert";
+  HEED_CHECK(args.text_pair.empty() || encoder,
              "--text-pair: only an encoder checkpoint reads a pair; {} is a {}", args.checkpoint,
              c.model->architecture());
   HEED_CHECK(args.target.empty() || type == "bart",
@@ -206,9 +208,9 @@ void run_attention(const AttentionArgs& given, std::ostream& out) {
                 {{"text", args.text},
                  {"text_pair", args.text_pair.empty() ? json(nullptr) : json(args.text_pair)},
                  {"target", args.target.empty() ? json(nullptr) : json(args.target)}}}};
-  data["views"] = type == "bert" || type == "roberta" ? bert_views(c, args)
-                  : type == "gpt2"                    ? gpt_views(c, args)
-                                                      : encoder_decoder_views(c, args);
+  data["views"] = encoder          ? bert_views(c, args)
+                  : type == "gpt2" ? gpt_views(c, args)
+                                   : encoder_decoder_views(c, args);
   if (!args.json) {
     viz::write_page(args.out, viz::Page::attention, data);
     out << fmt::format("wrote {}\n", args.out);

@@ -1,5 +1,5 @@
-// infer fill-mask and classify: the encoder checkpoints (BERT with WordPiece, RoBERTa with its
-// byte-level BPE).
+// infer fill-mask and classify: the encoder checkpoints (BERT and DistilBERT with WordPiece,
+// RoBERTa with its byte-level BPE).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -53,7 +53,7 @@ std::vector<std::string> label_names(const nn::BertConfig& config) {
 // Every architecture of the encoder family with a head `head` ("ForMaskedLM").
 std::vector<std::string> encoder_architectures(std::initializer_list<const char*> heads) {
   std::vector<std::string> names;
-  for (const char* family : {"Bert", "Roberta"}) {
+  for (const char* family : {"Bert", "Roberta", "DistilBert"}) {
     for (const char* head : heads) names.push_back(std::string(family) + head);
   }
   return names;

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Reference fixtures for heed's model tests, computed with plain PyTorch.
 
-Run from anywhere:  /usr/bin/python3 scripts/make_fixtures.py
+Run from anywhere:  /usr/bin/python3 scripts/make_fixtures.py [CASE ...]
+(with case names, e.g. distilbert_mlm, only those files are written, after every self-check)
 Needs only Debian's python3-torch (1.13) and python3-numpy; `transformers` is not used.
 
 The models below re-implement the Hugging Face architectures (BertForMaskedLM,
-BertForSequenceClassification, GPT2LMHeadModel, BartForConditionalGeneration) with the
-same module tree, so `named_parameters()` yields exactly the Hugging Face names and
-layouts. Each case runs one forward and backward pass in float64 and writes one
+BertForSequenceClassification, RoBERTa's and DistilBERT's heads, GPT2LMHeadModel,
+BartForConditionalGeneration) with the same module tree, so `named_parameters()` yields
+exactly the Hugging Face names and layouts. Each case runs one forward and backward pass in float64 and writes one
 safetensors file with the weights, inputs, logits, loss and every gradient; see
 tests/fixtures/README.md for the naming contract. A last file checks torch.optim.AdamW.
 
@@ -115,7 +116,7 @@ def gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-ACT = {"gelu": gelu, "gelu_new": gelu_new}
+ACT = {"gelu": gelu, "gelu_new": gelu_new, "relu": F.relu}
 
 
 def padding_mask(mask, dtype):
@@ -503,6 +504,165 @@ class RobertaForTokenClassification(nn.Module):
 
 
 # ----------------------------------------------------------------------------------------
+# DistilBERT, names as in transformers' modeling_distilbert.py
+# ----------------------------------------------------------------------------------------
+
+def create_sinusoidal_embeddings(n_pos, dim, out):
+    """modeling_distilbert: sin at even columns, cos at odd ones, pos / 10000^(2 (j // 2) / dim),
+    computed in float64 with numpy and stored without a gradient."""
+    position_enc = np.array([[pos / np.power(10000, 2 * (j // 2) / dim) for j in range(dim)]
+                             for pos in range(n_pos)])
+    out.requires_grad = False
+    with torch.no_grad():
+        out[:, 0::2] = torch.FloatTensor(np.sin(position_enc[:, 0::2])).to(out.dtype)
+        out[:, 1::2] = torch.FloatTensor(np.cos(position_enc[:, 1::2])).to(out.dtype)
+    out.detach_()
+
+
+class DistilEmbeddings(nn.Module):
+    """word + position (no token types), LayerNorm eps 1e-12."""
+    def __init__(self, c):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c["vocab_size"], c["dim"],
+                                            padding_idx=c["pad_token_id"])
+        self.position_embeddings = nn.Embedding(c["max_position_embeddings"], c["dim"])
+        if c["sinusoidal_pos_embds"]:
+            create_sinusoidal_embeddings(c["max_position_embeddings"], c["dim"],
+                                         self.position_embeddings.weight)
+        self.LayerNorm = nn.LayerNorm(c["dim"], eps=1e-12)
+
+    def forward(self, input_ids):
+        positions = torch.arange(input_ids.shape[1])[None, :]
+        return self.LayerNorm(self.word_embeddings(input_ids) +
+                              self.position_embeddings(positions))
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """q scaled by 1/sqrt(d) before q k^T; padded keys filled with finfo.min."""
+    def __init__(self, c):
+        super().__init__()
+        self.n_heads = c["n_heads"]
+        self.q_lin = nn.Linear(c["dim"], c["dim"])
+        self.k_lin = nn.Linear(c["dim"], c["dim"])
+        self.v_lin = nn.Linear(c["dim"], c["dim"])
+        self.out_lin = nn.Linear(c["dim"], c["dim"])
+
+    def forward(self, x, mask):
+        bs, t, dim = x.shape
+        dh = dim // self.n_heads
+
+        def shape(y):
+            return y.view(bs, -1, self.n_heads, dh).transpose(1, 2)
+
+        q = shape(self.q_lin(x)) / math.sqrt(dh)
+        k = shape(self.k_lin(x))
+        v = shape(self.v_lin(x))
+        scores = q @ k.transpose(2, 3)
+        masked = (mask == 0).view(bs, 1, 1, t).expand_as(scores)
+        scores = scores.masked_fill(masked, torch.finfo(scores.dtype).min)
+        weights = record(F.softmax(scores, dim=-1))
+        context = (weights @ v).transpose(1, 2).reshape(bs, -1, dim)
+        return self.out_lin(context)
+
+
+class DistilFFN(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.lin1 = nn.Linear(c["dim"], c["hidden_dim"])
+        self.lin2 = nn.Linear(c["hidden_dim"], c["dim"])
+        self.activation = ACT[c["activation"]]
+
+    def forward(self, x):
+        return self.lin2(self.activation(self.lin1(x)))  # dropout is 0
+
+
+class TransformerBlock(nn.Module):
+    """Post-LN; no dropout on the attention's output in any case, only after the FFN."""
+    def __init__(self, c):
+        super().__init__()
+        self.attention = MultiHeadSelfAttention(c)
+        self.sa_layer_norm = nn.LayerNorm(c["dim"], eps=1e-12)
+        self.ffn = DistilFFN(c)
+        self.output_layer_norm = nn.LayerNorm(c["dim"], eps=1e-12)
+
+    def forward(self, x, mask):
+        sa = self.sa_layer_norm(self.attention(x, mask) + x)
+        return self.output_layer_norm(self.ffn(sa) + sa)
+
+
+class DistilTransformer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.layer = nn.ModuleList([TransformerBlock(c) for _ in range(c["n_layers"])])
+
+    def forward(self, x, mask):
+        for block in self.layer:
+            x = block(x, mask)
+        return x
+
+
+class DistilBertModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embeddings = DistilEmbeddings(c)
+        self.transformer = DistilTransformer(c)
+
+    def forward(self, input_ids, attention_mask):
+        return self.transformer(self.embeddings(input_ids), attention_mask)
+
+
+def distilbert_init(model, c):
+    """DistilBertPreTrainedModel._init_weights: BERT's, and the sinusoidal table (re)made."""
+    bert_init(model, c)
+    if c["sinusoidal_pos_embds"]:
+        emb = model.distilbert.embeddings
+        create_sinusoidal_embeddings(c["max_position_embeddings"], c["dim"],
+                                     emb.position_embeddings.weight)
+
+
+class DistilBertForMaskedLM(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.activation = ACT[c["activation"]]
+        self.distilbert = DistilBertModel(c)
+        self.vocab_transform = nn.Linear(c["dim"], c["dim"])
+        self.vocab_layer_norm = nn.LayerNorm(c["dim"], eps=1e-12)
+        self.vocab_projector = nn.Linear(c["dim"], c["vocab_size"])
+        self.vocab_projector.weight = self.distilbert.embeddings.word_embeddings.weight
+
+    def forward(self, input_ids, attention_mask, labels):
+        h = self.distilbert(input_ids, attention_mask)
+        h = self.vocab_layer_norm(self.activation(self.vocab_transform(h)))
+        logits = self.vocab_projector(h)
+        return logits, lm_loss(logits, labels)
+
+
+class DistilBertForSequenceClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.num_labels = c["num_labels"]
+        self.distilbert = DistilBertModel(c)
+        self.pre_classifier = nn.Linear(c["dim"], c["dim"])
+        self.classifier = nn.Linear(c["dim"], c["num_labels"])
+
+    def forward(self, input_ids, attention_mask, labels):
+        h = self.distilbert(input_ids, attention_mask)[:, 0]
+        logits = self.classifier(F.relu(self.pre_classifier(h)))  # seq_classif_dropout is 0
+        return logits, F.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1))
+
+
+class DistilBertForTokenClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.distilbert = DistilBertModel(c)
+        self.classifier = nn.Linear(c["dim"], c["num_labels"])
+
+    def forward(self, input_ids, attention_mask, labels):
+        logits = self.classifier(self.distilbert(input_ids, attention_mask))  # dropout is 0
+        return logits, lm_loss(logits, labels)
+
+
+# ----------------------------------------------------------------------------------------
 # GPT-2 (pre-LN), names as in modeling_gpt2.py
 # ----------------------------------------------------------------------------------------
 
@@ -835,6 +995,32 @@ def roberta_config(architecture, **extra):
     return c
 
 
+def distilbert_config(architecture, **extra):
+    """DistilBertConfig's fields (dim, n_layers, ...) at the tiny models' sizes."""
+    c = {
+        "architectures": [architecture],
+        "model_type": "distilbert",
+        "vocab_size": 50,
+        "max_position_embeddings": 16,
+        "sinusoidal_pos_embds": False,
+        "n_layers": 2,
+        "n_heads": 4,
+        "dim": 32,
+        "hidden_dim": 128,
+        "dropout": 0.0,
+        "attention_dropout": 0.0,
+        "activation": "gelu",
+        "initializer_range": INIT_STD,
+        "qa_dropout": 0.0,
+        "seq_classif_dropout": 0.0,
+        "pad_token_id": 0,
+        "tie_weights_": True,
+        "tie_word_embeddings": True,
+    }
+    c.update(extra)
+    return c
+
+
 def classifier_labels(n):
     return {"num_labels": n, "id2label": {str(i): f"LABEL_{i}" for i in range(n)},
             "label2id": {f"LABEL_{i}": i for i in range(n)}}
@@ -1042,6 +1228,39 @@ def make_roberta_token():
     return model, c, inputs
 
 
+def distilbert_inputs():
+    """BERT's ids and masks ([CLS] A [SEP] B [SEP] and a padded one) without token types."""
+    input_ids, attention_mask, _, mlm_labels = bert_inputs()
+    return input_ids, attention_mask, mlm_labels
+
+
+def make_distilbert_mlm():
+    c = distilbert_config("DistilBertForMaskedLM")
+    model = build(DistilBertForMaskedLM, c, distilbert_init)
+    input_ids, attention_mask, labels = distilbert_inputs()
+    return model, c, {"input_ids": input_ids, "attention_mask": attention_mask, "labels": labels}
+
+
+def make_distilbert_classify():
+    """With the fixed sinusoidal table, which the file carries as position_embeddings.weight
+    (no gradient)."""
+    c = distilbert_config("DistilBertForSequenceClassification", sinusoidal_pos_embds=True,
+                          problem_type="single_label_classification", **classifier_labels(3))
+    model = build(DistilBertForSequenceClassification, c, distilbert_init)
+    input_ids, attention_mask, _ = distilbert_inputs()
+    return model, c, {"input_ids": input_ids, "attention_mask": attention_mask,
+                      "labels": ids([2, 0])}
+
+
+def make_distilbert_token():
+    c = distilbert_config("DistilBertForTokenClassification", **classifier_labels(4))
+    model = build(DistilBertForTokenClassification, c, distilbert_init)
+    input_ids, attention_mask, _ = distilbert_inputs()
+    labels = ids([[-100, 1, 3, 0, -100, 2, 1, -100],
+                  [-100, 0, 2, -100, 3, -100, -100, -100]])
+    return model, c, {"input_ids": input_ids, "attention_mask": attention_mask, "labels": labels}
+
+
 def make_gpt2():
     c = GPT2_CONFIG
     model = build(GPT2LMHeadModel, c, gpt2_init)
@@ -1070,6 +1289,9 @@ CASES = {
     "roberta_mlm": make_roberta_mlm,
     "roberta_classify": make_roberta_classify,
     "roberta_token": make_roberta_token,
+    "distilbert_mlm": make_distilbert_mlm,
+    "distilbert_classify": make_distilbert_classify,
+    "distilbert_token": make_distilbert_token,
     "gpt2_lm": make_gpt2,
     "bart": make_bart,
 }
@@ -1181,6 +1403,8 @@ def check_finite_differences(name, model, inputs, per_param=2, eps=1e-6):
     worst = 0.0
     count = 0
     for pname, p in model.named_parameters():
+        if not p.requires_grad:  # DistilBERT's fixed sinusoidal table: never trained
+            continue
         # An unused tensor (a relative model's absolute positions): the loss must not move.
         grad = p.grad.view(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=p.dtype)
         flat = p.data.view(-1)
@@ -1482,6 +1706,26 @@ def self_checks():
         model, c, inputs = make()
         check_finite_differences(c["architectures"][0], model, inputs)
 
+    model, c, inputs = make_distilbert_mlm()
+    check_finite_differences("distilbert_mlm", model, inputs)
+    check_tied("distilbert_mlm", model, inputs, "distilbert.embeddings.word_embeddings.weight",
+               ["vocab_projector.weight"])
+    check_padding_invariance("distilbert_mlm", model, inputs, "input_ids", "attention_mask", 17,
+                             inputs["attention_mask"])
+    # The sinusoidal table by hand: row 3, columns 2 and 3 are sin and cos of 3 / 10000^(2/32).
+    model, c, inputs = make_distilbert_classify()
+    table = model.distilbert.embeddings.position_embeddings.weight
+    angle = 3 / 10000 ** (2 / c["dim"])
+    check(not table.requires_grad and abs(table[3, 2].item() - math.sin(angle)) < 1e-7
+          and abs(table[3, 3].item() - math.cos(angle)) < 1e-7 and table[0, 1].item() == 1.0,
+          "DistilBERT's sinusoidal table")
+    check_finite_differences("distilbert_classify", model, inputs)
+    forward_backward(model, inputs)
+    check(table.grad is None, "the sinusoidal table got a gradient")
+    print("  distilbert_classify: fixed sinusoidal table, no gradient")
+    model, c, inputs = make_distilbert_token()
+    check_finite_differences("distilbert_token", model, inputs)
+
     model, _, inputs = make_gpt2()
     check_finite_differences("gpt2_lm", model, inputs)
     check_tied("gpt2_lm", model, inputs, "transformer.wte.weight", ["lm_head.weight"])
@@ -1509,12 +1753,18 @@ def self_checks():
 
 # ----------------------------------------------------------------------------------------
 
-def main():
+def main(only):
+    """Writes every case and the AdamW file, or only the cases named on the command line
+    (`make_fixtures.py distilbert_mlm ...`), after the self-checks."""
+    unknown = [name for name in only if name not in CASES]
+    check(not unknown, f"unknown cases {unknown}; the cases are {list(CASES)}")
     torch.set_num_threads(1)  # one thread: reductions in a fixed order, identical bytes
     self_checks()
     os.makedirs(OUT_DIR, exist_ok=True)
     print("writing:")
     for name, make in CASES.items():
+        if only and name not in only:
+            continue
         model, config, inputs = make()
         tensors = fixture_tensors(model, inputs, config)
         path = os.path.join(OUT_DIR, name + ".safetensors")
@@ -1526,6 +1776,8 @@ def main():
         check_f32_replay(name, model, loaded)
         print(f"  {os.path.relpath(path, REPO)}: {len(tensors)} tensors, "
               f"{os.path.getsize(path)} bytes, loss {tensors['output.loss'].item():.6f}")
+    if only:
+        return
     tensors = adamw_tensors()
     check_adamw(tensors)
     path = os.path.join(OUT_DIR, "adamw.safetensors")
@@ -1537,4 +1789,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

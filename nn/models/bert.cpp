@@ -152,6 +152,9 @@ BertEmbeddings::BertEmbeddings(const BertConfig& c, Generator& init,
                                                     padding_row, c.initializer_range, dtype));
   } else {
     sinusoidal_table = sinusoidal_positions(c.max_position_embeddings, c.hidden_size, dtype);
+    if (layout.sinusoidal_table_in_checkpoint) {
+      register_buffer("position_embeddings.weight", sinusoidal_table);
+    }
   }
   if (layout.token_types) {
     token_type_embeddings = register_module(

@@ -94,6 +94,10 @@ struct EncoderLayout {
   std::string final_norm = "output.LayerNorm";
   // DistilBERT applies no dropout to the attention block's output (only to the FFN's).
   bool attention_output_dropout = true;
+  // DistilBERT: a sinusoidal table is the buffer embeddings.position_embeddings.weight, where
+  // Hugging Face keeps it (an Embedding without a gradient), so that checkpoints carry it both
+  // ways. BERT's own sinusoidal option keeps it out of checkpoints.
+  bool sinusoidal_table_in_checkpoint = false;
 };
 
 // position ids [B, T] (i64) for input_ids [B, T] under `scheme`; throws when one does not fit
@@ -108,7 +112,9 @@ class BertEmbeddings : public Module {
   Tensor forward(const Tensor& input_ids, const Tensor& token_type_ids) const;
 
   std::shared_ptr<Embedding> word_embeddings, position_embeddings, token_type_embeddings;
-  Tensor sinusoidal_table;  // when position_embedding_type == "sinusoidal"
+  // When position_embedding_type == "sinusoidal": fixed, never trained (a buffer if the
+  // layout keeps it in checkpoints).
+  Tensor sinusoidal_table;
   std::shared_ptr<LayerNorm> layer_norm;
   std::shared_ptr<Dropout> dropout;
   int64_t max_positions, pad_token_id;
@@ -138,7 +144,7 @@ class BertModel : public Module {
 };
 
 // A family of BERT's layout: its Hugging Face identity and names, the one table in which
-// BERT and RoBERTa differ (bert_family(), roberta_family()).
+// BERT, RoBERTa and DistilBERT differ (bert_family(), roberta_family(), distilbert_family()).
 struct EncoderFamily {
   std::string model_type;  // config.json's model_type: "bert"
   std::string body;        // the encoder's name, which checkpoints may leave off: "bert"

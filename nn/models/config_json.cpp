@@ -93,7 +93,7 @@ nlohmann::json to_json(const BertConfig& c) {
 
 namespace {
 
-// BERT's and RoBERTa's readers: the fields, then the labels.
+// BERT's, RoBERTa's and DistilBERT's readers: the fields, then the labels.
 template <typename Config>
 Config encoder_config_from_json(const nlohmann::json& j) {
   Config c = config_from_json<Config>(j);
@@ -127,6 +127,21 @@ BertConfig bert_config_from_json(const nlohmann::json& j) {
 
 RobertaConfig roberta_config_from_json(const nlohmann::json& j) {
   return encoder_config_from_json<RobertaConfig>(j);
+}
+
+nlohmann::json to_json(const DistilBertConfig& c) {
+  nlohmann::json j = fields_json(c);
+  j["model_type"] = "distilbert";
+  // vocab_projector is tied to the word embeddings: transformers' tie_word_embeddings, and
+  // DistilBertConfig's own older spelling of it.
+  j["tie_weights_"] = true;
+  j["tie_word_embeddings"] = true;
+  j.update(labels_json(c.id2label, c.num_labels));
+  return j;
+}
+
+DistilBertConfig distilbert_config_from_json(const nlohmann::json& j) {
+  return encoder_config_from_json<DistilBertConfig>(j);
 }
 
 nlohmann::json to_json(const GPT2Config& c) {

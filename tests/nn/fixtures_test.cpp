@@ -1,5 +1,5 @@
-// The models against PyTorch: tiny BERT (MLM and classification), RoBERTa (MLM, sequence and
-// token classification), GPT-2 and BART written by
+// The models against PyTorch: tiny BERT (MLM and classification), RoBERTa and DistilBERT (MLM,
+// sequence and token classification), GPT-2 and BART written by
 // scripts/make_fixtures.py with their weights, inputs (padded batches), logits, loss and the
 // gradient of every parameter. heed runs them in f32 and must match logits and loss within
 // 1e-4 and every gradient within 1e-3 of the gradient's largest magnitude. With bf16 matrix
@@ -200,6 +200,18 @@ TEST(Fixtures, RobertaForSequenceClassificationMatchesPyTorch) {
 TEST(Fixtures, RobertaForTokenClassificationMatchesPyTorch) {
   check_fixture("roberta_token.safetensors");
 }
+TEST(Fixtures, DistilBertForMaskedLMMatchesPyTorch) {
+  check_fixture("distilbert_mlm.safetensors");
+}
+TEST(Fixtures, DistilBertForMaskedLMOnLabelledRowsMatchesPyTorch) {
+  check_fixture("distilbert_mlm.safetensors", MatmulPrecision::f32, /*only_labeled_logits=*/true);
+}
+TEST(Fixtures, DistilBertForSequenceClassificationMatchesPyTorch) {
+  check_fixture("distilbert_classify.safetensors");
+}
+TEST(Fixtures, DistilBertForTokenClassificationMatchesPyTorch) {
+  check_fixture("distilbert_token.safetensors");
+}
 TEST(Fixtures, GPT2MatchesPyTorch) {
   check_fixture("gpt2_lm.safetensors");
 }
@@ -227,6 +239,15 @@ TEST(Fixtures, RobertaForSequenceClassificationMatchesPyTorchInBf16) {
 }
 TEST(Fixtures, RobertaForTokenClassificationMatchesPyTorchInBf16) {
   check_fixture("roberta_token.safetensors", MatmulPrecision::bf16);
+}
+TEST(Fixtures, DistilBertForMaskedLMMatchesPyTorchInBf16) {
+  check_fixture("distilbert_mlm.safetensors", MatmulPrecision::bf16);
+}
+TEST(Fixtures, DistilBertForSequenceClassificationMatchesPyTorchInBf16) {
+  check_fixture("distilbert_classify.safetensors", MatmulPrecision::bf16);
+}
+TEST(Fixtures, DistilBertForTokenClassificationMatchesPyTorchInBf16) {
+  check_fixture("distilbert_token.safetensors", MatmulPrecision::bf16);
 }
 TEST(Fixtures, GPT2MatchesPyTorchInBf16) {
   check_fixture("gpt2_lm.safetensors", MatmulPrecision::bf16);

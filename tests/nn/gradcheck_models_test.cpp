@@ -2,6 +2,7 @@
 // family end to end: from the loss to every parameter.
 #include "autograd/grad_mode.h"
 #include "nn/models/bert.h"
+#include "nn/models/distilbert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
 #include "support/module_test_util.h"
@@ -146,6 +147,60 @@ TEST(Gradcheck, BertForSequenceClassificationEndToEnd) {
 TEST(Gradcheck, BertForTokenClassificationEndToEnd) {
   BertForTokenClassification model(tiny_bert(), 24, DType::f64);
   spread_parameters(model, 25);
+  ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
+                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
+                 .labels = ids({-100, 1, 2, -100, -100, 0, -100, -100}, {2, 4})};
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
+}
+
+namespace {
+
+DistilBertConfig tiny_distilbert() {
+  DistilBertConfig c;
+  c.vocab_size = 7;
+  c.dim = 4;
+  c.n_layers = 1;
+  c.n_heads = 2;
+  c.hidden_dim = 6;
+  c.max_position_embeddings = 5;
+  c.dropout = c.attention_dropout = c.seq_classif_dropout = 0.0;
+  c.num_labels = 3;
+  return c;
+}
+
+}  // namespace
+
+TEST(Gradcheck, DistilBertForMaskedLMEndToEnd) {
+  DistilBertForMaskedLM model(tiny_distilbert(), 30, DType::f64);
+  spread_parameters(model, 31);
+  ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
+                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
+                 .labels = ids({-100, 1, -100, -100, -100, 4, 5, -100}, {2, 4})};
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
+  in.only_labeled_logits = true;
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
+}
+
+// With the fixed sinusoidal table (a buffer: no parameter to check) and a ReLU feed-forward.
+TEST(Gradcheck, DistilBertForSequenceClassificationEndToEnd) {
+  DistilBertConfig c = tiny_distilbert();
+  c.sinusoidal_pos_embds = true;
+  c.activation = "relu";
+  DistilBertForSequenceClassification model(c, 32, DType::f64);
+  spread_parameters(model, 33);
+  ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
+                 .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
+                 .labels = ids({2, 0}, {2})};
+  expect_gradcheck([&](const Inputs&) { return model.forward(in).loss; },
+                   with_parameters({}, model));
+}
+
+TEST(Gradcheck, DistilBertForTokenClassificationEndToEnd) {
+  DistilBertForTokenClassification model(tiny_distilbert(), 34, DType::f64);
+  spread_parameters(model, 35);
   ModelInputs in{.input_ids = ids({2, 5, 4, 3, 2, 6, 3, 0}, {2, 4}),
                  .attention_mask = ids({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4}),
                  .labels = ids({-100, 1, 2, -100, -100, 0, -100, -100}, {2, 4})};

@@ -458,6 +458,28 @@ data: {train: {DIR}/train.txt}
 train: {max_steps: 10, output_dir: out}
 )"),
             "2: model.encoder_attention_heads: 5 does not divide model.d_model 64");
+  // DistilBERT's keys are its own (dim, n_heads), and so are its messages.
+  EXPECT_EQ(error_in(R"(task: mlm
+model: {arch: distilbert, dim: 64, n_heads: 5}
+tokenizer: {type: wordpiece, vocab_size: 100}
+data: {train: {DIR}/train.txt}
+train: {max_steps: 10, output_dir: out}
+)"),
+            "2: model.n_heads: 5 does not divide model.dim 64");
+  EXPECT_EQ(error_in(R"(task: mlm
+model: {arch: distilbert, hidden_size: 64}
+tokenizer: {type: wordpiece, vocab_size: 100}
+data: {train: {DIR}/train.txt}
+train: {max_steps: 10, output_dir: out}
+)"),
+            "2: unknown key 'model.hidden_size' (did you mean 'model.hidden_dim'?)");
+  EXPECT_EQ(error_in(R"(task: classification
+model: {arch: distilbert, seq_classif_dropout: 1.5}
+tokenizer: {type: wordpiece, vocab_size: 100}
+data: {train: {DIR}/train.txt}
+train: {max_steps: 10, output_dir: out}
+)"),
+            "2: model.seq_classif_dropout: must be in [0, 1), got 1.5");
 }
 
 TEST_F(Config, BestModelChoice) {
@@ -523,10 +545,11 @@ TEST_F(Config, UnknownNames) {
   EXPECT_EQ(error_in(base_with("task: mlm", "task: mlmm")),
             "1: task: unknown task 'mlmm' (did you mean 'mlm'?)");
   EXPECT_EQ(error_in(base_with("task: mlm", "task: translation")),
-            "1: task: unknown task 'translation' (expected one of mlm, clm, seq2seq, "
+            "1: task: unknown task 'translation' (expected one of mlm, distill, clm, seq2seq, "
             "classification, token_classification)");
   EXPECT_EQ(error_in(base_with("  arch: bert", "  arch: t5")),
-            "3: model.arch: unknown arch 't5' (expected one of bert, gpt2, bart, roberta)");
+            "3: model.arch: unknown arch 't5' (expected one of bert, gpt2, bart, roberta, "
+            "distilbert)");
   EXPECT_EQ(error_in(base_with("  lr: 5.0e-4", "  name: adam")),
             "18: optim.name: unknown optimizer 'adam' (did you mean 'adamw'?)");
   EXPECT_EQ(error_in(base_with("  name: cosine", "  name: exponential")),
@@ -569,7 +592,7 @@ model: {arch: gpt2}
 data: {train: {DIR}/train.txt}
 train: {max_steps: 10, output_dir: out}
 )"),
-            "1: task: 'mlm' needs model.arch bert or roberta, got gpt2");
+            "1: task: 'mlm' needs model.arch bert, roberta or distilbert, got gpt2");
   EXPECT_EQ(error_in(base_with("  type: wordpiece", "  type: char")),
             "10: tokenizer.type: task 'mlm' with model.arch bert needs a wordpiece tokenizer");
   EXPECT_EQ(error_in(base_with("  lowercase: true", "  target_unit: whitespace")),
@@ -835,7 +858,8 @@ TEST_F(Config, ShippedConfigsValidate) {
         const std::string message = e.what();
         const bool missing_input = message.find("does not exist") != std::string::npos &&
                                    (message.find(": data.") != std::string::npos ||
-                                    message.find(": init_from") != std::string::npos);
+                                    message.find(": init_from") != std::string::npos ||
+                                    message.find(": distill.teacher") != std::string::npos);
         EXPECT_TRUE(missing_input) << entry.path() << ": " << message;
       }
     }
@@ -849,7 +873,7 @@ TEST_F(Config, ReadmeDocumentsEveryKey) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string readme = text.str();
-  for (Arch arch : {Arch::kBert, Arch::kGpt2, Arch::kBart, Arch::kRoberta}) {
+  for (Arch arch : {Arch::kBert, Arch::kGpt2, Arch::kBart, Arch::kRoberta, Arch::kDistilBert}) {
     for (const std::string& key : config_keys(arch)) {
       EXPECT_NE(readme.find("`" + key + "`"), std::string::npos) << key;
     }

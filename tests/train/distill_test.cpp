@@ -119,6 +119,34 @@ TEST_F(Distill, AStudentThatIsItsTeacherHasNothingToLearnFromIt) {
   EXPECT_NEAR(first_logged(masked, "loss"), 0.0, 1e-5);
 }
 
+TEST_F(Distill, ADistilBertStudentOfABertTeacherLearnsAndIsAPlainDistilBert) {
+  // DistilBERT's recipe: the student takes the teacher's embeddings (not its token types), the
+  // chosen layers under DistilBERT's names, and the head.
+  const std::string out = fresh_dir("distill_distilbert");
+  Outcome o = run_train(args(out,
+                             "--set 'model={arch: distilbert, dim: 64, n_layers: 1, n_heads: 2, "
+                             "hidden_dim: 128, max_position_embeddings: 32}' "
+                             "--set train.max_steps=30 --set logging.every_steps=1"));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const auto l = losses(out);
+  ASSERT_EQ(l.size(), 30u);
+  EXPECT_LT(l.back().second, l.front().second);
+  const std::string checkpoint = out + "/checkpoint-30";
+  const auto config = nlohmann::json::parse(file_bytes(checkpoint + "/config.json"));
+  EXPECT_EQ(config["model_type"], "distilbert");
+  EXPECT_EQ(config["n_layers"], 1);
+  const std::string model = file_bytes(checkpoint + "/model.safetensors");
+  EXPECT_NE(model.find("distilbert.transformer.layer.0.attention.q_lin.weight"), std::string::npos);
+  EXPECT_EQ(model.find("token_type"), std::string::npos);
+  // A student wider than its teacher is named by DistilBERT's key.
+  Outcome wide = run_train(args(fresh_dir("distill_distilbert_wide"),
+                                "--set 'model={arch: distilbert, dim: 32, n_layers: 1, n_heads: 2, "
+                                "hidden_dim: 128, max_position_embeddings: 32}'"));
+  EXPECT_EQ(wide.exit_code, 2) << wide.output;
+  EXPECT_NE(wide.output.find("model.dim: 32 differs from the teacher's 64"), std::string::npos)
+      << wide.output;
+}
+
 TEST_F(Distill, ConfigsThatCannotRunSayWhy) {
   const std::string out = fresh_dir("distill_bad");
   const auto expect_error = [&](const std::string& extra, const std::string& message) {

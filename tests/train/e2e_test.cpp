@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/directory_lock.h"
+#include "io/safetensors.h"
 #include "train/run_train.h"
 
 namespace fs = std::filesystem;
@@ -566,6 +567,82 @@ TEST(EndToEnd, TinyGptLearnsAndItsCheckpointGenerates) {
   auto j = nlohmann::json::parse(first);
   EXPECT_EQ(j["generated_ids"].size(), 8u) << first;
   EXPECT_EQ(first, second);
+}
+
+// DistilBERT end to end, with its fixed sinusoidal table: learns, resumes bit for bit (the
+// table is a buffer: no gradient, no optimizer state, the same bytes in every checkpoint),
+// writes Hugging Face's DistilBERT names and config, and serves `infer fill-mask` and
+// `infer attention`.
+TEST(EndToEnd, TinyDistilBertLearnsResumesExactlyAndFillsMasks) {
+  const std::string whole = fresh_dir("distilbert_whole"),
+                    resumed = fresh_dir("distilbert_resumed");
+  auto args = [](const std::string& out) {
+    return "--config configs/tiny/distilbert_mlm.yaml --set train.output_dir=" + out +
+           " --set tokenizer.vocab=" + out +
+           "/vocab.txt --set model.sinusoidal_pos_embds=true --set train.max_steps=60 "
+           "--set checkpoint.every_steps=20 --set checkpoint.keep_last=3 "
+           "--set logging.every_steps=1 ";
+  };
+  Outcome o = run_train(args(whole));
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  Outcome killed = run_train(args(resumed), "HEED_FAULT_AFTER_STEP=47:KILL");
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << killed.output;
+  Outcome again = run_train(args(resumed) + "--resume");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("at step 40"), std::string::npos) << again.output;
+  const auto a = losses(whole), b = losses(resumed);
+  ASSERT_EQ(a.size(), 60u);
+  ASSERT_EQ(a, b);
+  EXPECT_LT(a.back().second, a.front().second - 0.5) << o.output;
+  const std::string checkpoint = whole + "/checkpoint-60";
+  EXPECT_EQ(file_bytes(checkpoint + "/model.safetensors"),
+            file_bytes(resumed + "/checkpoint-60/model.safetensors"));
+  EXPECT_EQ(file_bytes(checkpoint + "/optimizer.safetensors"),
+            file_bytes(resumed + "/checkpoint-60/optimizer.safetensors"));
+  const auto config = nlohmann::json::parse(file_bytes(checkpoint + "/config.json"));
+  EXPECT_EQ(config["model_type"], "distilbert");
+  EXPECT_EQ(config["architectures"][0], "DistilBertForMaskedLM");
+  EXPECT_EQ(config["dim"], 64);
+  EXPECT_EQ(config["sinusoidal_pos_embds"], true);
+  const std::string model = file_bytes(checkpoint + "/model.safetensors");
+  for (const char* name :
+       {"distilbert.embeddings.position_embeddings.weight",
+        "distilbert.transformer.layer.1.attention.q_lin.weight",
+        "distilbert.transformer.layer.1.output_layer_norm.bias", "vocab_projector.bias"}) {
+    EXPECT_NE(model.find(name), std::string::npos) << name;
+  }
+  // Never trained: the first checkpoint's table is the last one's.
+  const std::string table = "distilbert.embeddings.position_embeddings.weight";
+  EXPECT_EQ(
+      heed::io::SafetensorsFile(whole + "/checkpoint-20/model.safetensors")
+          .get(table)
+          .to_vector<float>(),
+      heed::io::SafetensorsFile(checkpoint + "/model.safetensors").get(table).to_vector<float>());
+  EXPECT_EQ(file_bytes(checkpoint + "/optimizer.safetensors").find("position_embeddings"),
+            std::string::npos);
+
+  auto run = [](const std::string& command) {
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+    std::string answer;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, pipe)) answer.append(buf, n);
+    return std::pair{pclose(pipe), answer};
+  };
+  const auto [fill_status, fill] =
+      run(std::string(HEED_INFER_BIN) + " fill-mask --checkpoint " + checkpoint +
+          " --text 'the [MASK] ship sees the sea.' --json");
+  ASSERT_EQ(fill_status, 0) << fill;
+  const auto j = nlohmann::json::parse(fill);
+  ASSERT_EQ(j["masks"].size(), 1u) << fill;
+  EXPECT_NE(fill.find("\"filled\""), std::string::npos) << fill;
+  const auto [attention_status, attention] =
+      run(std::string(HEED_INFER_BIN) + " attention --checkpoint " + checkpoint +
+          " --text 'the old man sat.' --text-pair 'the sea.' --json");
+  ASSERT_EQ(attention_status, 0) << attention;
+  const auto views = nlohmann::json::parse(attention)["views"];
+  ASSERT_EQ(views.size(), 1u) << attention;
+  EXPECT_EQ(views[0]["attention"].size(), 2u) << attention;  // a [heads][T][T] per layer
+  EXPECT_FALSE(views[0]["pair_start"].is_null()) << attention;
 }
 
 TEST(EndToEnd, TokenClassifierFineTunesFromTheMlmCheckpoint) {

@@ -367,8 +367,9 @@ TEST_F(Infer, BadInputIsOneLineOnStderrAndExitCodeTwo) {
            " is a BertForSequenceClassification; translate needs a BartForConditionalGeneration"},
       {"classify --checkpoint " + path("gpt") + " --text abc", "",
        "is a GPT2LMHeadModel; classify needs a BertForSequenceClassification, "
-       "BertForTokenClassification, RobertaForSequenceClassification or "
-       "RobertaForTokenClassification"},
+       "BertForTokenClassification, RobertaForSequenceClassification, "
+       "RobertaForTokenClassification, DistilBertForSequenceClassification or "
+       "DistilBertForTokenClassification"},
       {"score --checkpoint " + missing + " --text 'the cat'", "",
        "infer score: checkpoint " + missing + " does not exist"},
       {"score --checkpoint " + path("gpt") + " --text " + quote(long_text), "",

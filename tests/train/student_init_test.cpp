@@ -57,6 +57,7 @@ TEST(StudentInit, CopiesEmbeddingsTheChosenLayersAndTheHead) {
   const int64_t copied = init_student_from_teacher(student, teacher, map);
   EXPECT_EQ(copied, static_cast<int64_t>(student.named_parameters().size() +
                                          student.named_buffers().size()));
+  EXPECT_EQ(student.named_buffers().size(), 0u);  // BERT with learned absolute positions
   for (const auto& [from, to] :
        {std::pair{"bert.embeddings.word_embeddings.weight",
                   "bert.embeddings.word_embeddings.weight"},

@@ -119,6 +119,7 @@ MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d) {
   switch (c.model.arch()) {
     case Arch::kBert:
     case Arch::kRoberta:
+    case Arch::kDistilBert:
       s = bert_shape(c, d);
       break;
     case Arch::kGpt2:

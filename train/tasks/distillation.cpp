@@ -57,28 +57,51 @@ std::shared_ptr<nn::BertBase> load_teacher(const std::string& dir) {
   return teacher;
 }
 
+// One size of an encoder: its name in BERT's config and in DistilBERT's.
+struct EncoderSize {
+  const char* bert;
+  const char* distilbert;
+  int64_t nn::BertConfig::*field;
+};
+constexpr EncoderSize kHidden{"hidden_size", "dim", &nn::BertConfig::hidden_size};
+constexpr EncoderSize kLayers{"num_hidden_layers", "n_layers", &nn::BertConfig::num_hidden_layers};
+constexpr EncoderSize kWidths[] = {
+    kHidden,
+    {"intermediate_size", "hidden_dim", &nn::BertConfig::intermediate_size},
+    {"num_attention_heads", "n_heads", &nn::BertConfig::num_attention_heads},
+};
+
+// A size from a config.json of either family.
+int64_t json_size(const nlohmann::json& config, const EncoderSize& size) {
+  if (config.contains(size.bert)) return config[size.bert].get<int64_t>();
+  return config.value(size.distilbert, int64_t{-1});
+}
+
 // What distill.init_from_teacher needs of the student: the teacher's widths, and no more layers
 // than it has, chosen as distill.student_layers says.
-void check_student_fits(Checker& k, const nn::BertConfig& student, const nlohmann::json& teacher,
-                        const DistillConfig& d) {
-  for (const auto& [key, ours] : {std::pair{"hidden_size", student.hidden_size},
-                                  std::pair{"intermediate_size", student.intermediate_size},
-                                  std::pair{"num_attention_heads", student.num_attention_heads}}) {
-    const int64_t theirs = teacher.value(key, int64_t{-1});
-    k.check(theirs == ours, fmt::format("model.{}", key),
+void check_student_fits(Checker& k, const RunConfig& c, const nlohmann::json& teacher) {
+  const nn::BertConfig student = encoder_config_fields(c.model);
+  const bool distilbert = c.model.arch() == Arch::kDistilBert;
+  const auto key = [&](const EncoderSize& size) {
+    return fmt::format("model.{}", distilbert ? size.distilbert : size.bert);
+  };
+  for (const EncoderSize& size : kWidths) {
+    const int64_t theirs = json_size(teacher, size), ours = student.*size.field;
+    k.check(theirs == ours, key(size),
             "{} differs from the teacher's {} (distill.init_from_teacher copies its layers)", ours,
             theirs);
   }
-  const int64_t layers = teacher.value("num_hidden_layers", int64_t{0});
-  k.check(student.num_hidden_layers <= layers, "model.num_hidden_layers",
+  const int64_t layers = json_size(teacher, kLayers);
+  k.check(student.num_hidden_layers <= layers, key(kLayers),
           "{} is more than the teacher's {} layers (distill.init_from_teacher takes the "
           "student's layers from the teacher's)",
           student.num_hidden_layers, layers);
+  const DistillConfig& d = c.distill;
   if (!d.student_layers) return;
   const std::vector<int64_t>& chosen = *d.student_layers;
   k.check(static_cast<int64_t>(chosen.size()) == student.num_hidden_layers,
-          "distill.student_layers", "names {} layers for a student of {} (model.num_hidden_layers)",
-          chosen.size(), student.num_hidden_layers);
+          "distill.student_layers", "names {} layers for a student of {} ({})", chosen.size(),
+          student.num_hidden_layers, key(kLayers));
   for (size_t i = 0; i < chosen.size(); ++i) {
     k.check(chosen[i] >= 0 && chosen[i] < layers, "distill.student_layers",
             "{} is not a layer of the teacher (0 to {})", chosen[i], layers - 1);
@@ -92,7 +115,9 @@ class DistillationTask final : public TrainingTask {
   std::string_view summary() const override {
     return "knowledge distillation of a masked-LM teacher (`distill.teacher`) into a student";
   }
-  std::vector<Arch> architectures() const override { return {Arch::kBert, Arch::kRoberta}; }
+  std::vector<Arch> architectures() const override {
+    return {Arch::kBert, Arch::kRoberta, Arch::kDistilBert};
+  }
   int64_t min_sequence_length() const override { return masked_lm().min_sequence_length(); }
   bool has_teacher() const override { return true; }
 
@@ -110,7 +135,7 @@ class DistillationTask final : public TrainingTask {
     const std::string arch = nn::declared_architecture(teacher);
     k.check(arch.ends_with("ForMaskedLM"), "distill.teacher",
             "{} holds a {}; a teacher must be a masked LM", *d.teacher, arch);
-    if (d.init_from_teacher) check_student_fits(k, encoder_config_fields(c.model), teacher, d);
+    if (d.init_from_teacher) check_student_fits(k, c, teacher);
   }
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
@@ -125,6 +150,8 @@ class DistillationTask final : public TrainingTask {
                                                   const TaskData& d) const override {
     std::shared_ptr<nn::BertBase> teacher = load_teacher(*c.distill.teacher);
     auto student = std::dynamic_pointer_cast<nn::BertBase>(make_masked_lm(c, d));
+    HEED_CHECK(student, "distill: model.arch {} is no encoder of BERT's layout",
+               to_string(c.model.arch()));
     HEED_CHECK(student->config.vocab_size == teacher->config.vocab_size,
                "distill.teacher: the teacher's vocabulary has {} tokens, the student's {} (give "
                "the student the teacher's tokenizer: leave tokenizer.vocab unset)",

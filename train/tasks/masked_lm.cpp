@@ -1,5 +1,5 @@
-// Masked-LM pretraining of a BERT or a RoBERTa: windows of a tokenized corpus, 15% of their
-// tokens to recover, the prediction head run at those positions only.
+// Masked-LM pretraining of a BERT, a RoBERTa or a DistilBERT: windows of a tokenized corpus, 15%
+// of their tokens to recover, the prediction head run at those positions only.
 #include "data/collators.h"
 #include "nn/models/bert.h"
 #include "train/run/batch_tensors.h"
@@ -13,7 +13,9 @@ namespace {
 class MaskedLmTask final : public TrainingTask {
  public:
   std::string_view summary() const override { return "masked LM"; }
-  std::vector<Arch> architectures() const override { return {Arch::kBert, Arch::kRoberta}; }
+  std::vector<Arch> architectures() const override {
+    return {Arch::kBert, Arch::kRoberta, Arch::kDistilBert};
+  }
   // [CLS], one token, [SEP] (<s>, one token, </s>).
   int64_t min_sequence_length() const override { return 3; }
 

@@ -4,32 +4,58 @@
 
 namespace heed::train {
 
+namespace {
+
+// The tokenizer's and the data's values where model.* leaves them unset.
+template <typename Config>
+Config with_tokenizer_values(Config config, const RunConfig& c, const TaskData& d) {
+  config.vocab_size = c.model.vocab_size.value_or(d.tokenizer->vocab_size());
+  config.pad_token_id = c.model.pad_token_id.value_or(d.tokenizer->pad_id());
+  return config;
+}
+
+template <typename Config>
+Config with_labels(Config config, const RunConfig& c, const TaskData& d) {
+  config.num_labels = c.model.num_labels.value_or(static_cast<int64_t>(d.labels.size()));
+  config.id2label = d.labels;
+  // One label makes Hugging Face's regression head (an MSE loss): nothing to smooth.
+  HEED_CHECK(config.num_labels > 1 || c.train.label_smoothing == 0.0,
+             "train.label_smoothing: the model has one label, which makes a regression "
+             "head (MSE loss); smoothing needs at least 2 labels");
+  return config;
+}
+
+}  // namespace
+
 nn::BertConfig encoder_config_fields(const ModelConfig& m) {
+  if (m.arch() == Arch::kDistilBert) return m.as<nn::DistilBertConfig>().encoder_config();
   if (m.arch() == Arch::kRoberta) return m.as<nn::RobertaConfig>();
   return m.as<nn::BertConfig>();
 }
 
 nn::BertConfig bert_config(const RunConfig& c, const TaskData& d) {
   const ModelConfig& m = c.model;
-  nn::BertConfig b = encoder_config_fields(m);
-  b.vocab_size = m.vocab_size.value_or(d.tokenizer->vocab_size());
-  b.pad_token_id = m.pad_token_id.value_or(d.tokenizer->pad_id());
-  return b;
+  if (m.arch() == Arch::kDistilBert) return distilbert_config(c, d).encoder_config();
+  if (m.arch() == Arch::kRoberta) return with_tokenizer_values(m.as<nn::RobertaConfig>(), c, d);
+  return with_tokenizer_values(m.as<nn::BertConfig>(), c, d);
 }
 
 nn::BertConfig bert_classifier_config(const RunConfig& c, const TaskData& d) {
-  nn::BertConfig b = bert_config(c, d);
-  b.num_labels = c.model.num_labels.value_or(static_cast<int64_t>(d.labels.size()));
-  b.id2label = d.labels;
-  // One label makes Hugging Face's regression head (an MSE loss): nothing to smooth.
-  HEED_CHECK(b.num_labels > 1 || c.train.label_smoothing == 0.0,
-             "train.label_smoothing: the model has one label, which makes a regression "
-             "head (MSE loss); smoothing needs at least 2 labels");
-  return b;
+  return with_labels(bert_config(c, d), c, d);
+}
+
+nn::DistilBertConfig distilbert_config(const RunConfig& c, const TaskData& d) {
+  return with_tokenizer_values(c.model.as<nn::DistilBertConfig>(), c, d);
+}
+
+nn::DistilBertConfig distilbert_classifier_config(const RunConfig& c, const TaskData& d) {
+  return with_labels(distilbert_config(c, d), c, d);
 }
 
 std::shared_ptr<nn::PretrainedModel> make_masked_lm(const RunConfig& c, const TaskData& d) {
   const auto seed = static_cast<uint64_t>(c.train.seed);
+  if (c.model.arch() == Arch::kDistilBert)
+    return std::make_shared<nn::DistilBertForMaskedLM>(distilbert_config(c, d), seed);
   if (c.model.arch() == Arch::kRoberta)
     return std::make_shared<nn::RobertaForMaskedLM>(bert_config(c, d), seed);
   return std::make_shared<nn::BertForMaskedLM>(bert_config(c, d), seed);
@@ -38,6 +64,9 @@ std::shared_ptr<nn::PretrainedModel> make_masked_lm(const RunConfig& c, const Ta
 std::shared_ptr<nn::PretrainedModel> make_sequence_classifier(const RunConfig& c,
                                                               const TaskData& d) {
   const auto seed = static_cast<uint64_t>(c.train.seed);
+  if (c.model.arch() == Arch::kDistilBert)
+    return std::make_shared<nn::DistilBertForSequenceClassification>(
+        distilbert_classifier_config(c, d), seed);
   if (c.model.arch() == Arch::kRoberta)
     return std::make_shared<nn::RobertaForSequenceClassification>(bert_classifier_config(c, d),
                                                                   seed);
@@ -46,6 +75,9 @@ std::shared_ptr<nn::PretrainedModel> make_sequence_classifier(const RunConfig& c
 
 std::shared_ptr<nn::PretrainedModel> make_token_classifier(const RunConfig& c, const TaskData& d) {
   const auto seed = static_cast<uint64_t>(c.train.seed);
+  if (c.model.arch() == Arch::kDistilBert)
+    return std::make_shared<nn::DistilBertForTokenClassification>(
+        distilbert_classifier_config(c, d), seed);
   if (c.model.arch() == Arch::kRoberta)
     return std::make_shared<nn::RobertaForTokenClassification>(bert_classifier_config(c, d), seed);
   return std::make_shared<nn::BertForTokenClassification>(bert_classifier_config(c, d), seed);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "nn/models/bert.h"
+#include "nn/models/distilbert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
 #include "nn/models/roberta.h"
@@ -14,13 +15,19 @@
 
 namespace heed::train {
 
-// model.*'s fields for an encoder of BERT's layout (bert or roberta), as the config gives them.
+// model.*'s fields for an encoder of BERT's layout (bert, roberta or distilbert) as the config
+// gives them, in BERT's names.
 nn::BertConfig encoder_config_fields(const ModelConfig& model);
-// The BERT-layout config of model.arch bert or roberta (RoBERTa's fields are BERT's).
+// The BERT-layout config of model.arch bert, roberta or distilbert (RoBERTa's fields are BERT's;
+// DistilBERT's converted: DistilBertConfig::encoder_config).
 nn::BertConfig bert_config(const RunConfig& config, const TaskData& data);
 // The same with a classification head over data.labels.
 nn::BertConfig bert_classifier_config(const RunConfig& config, const TaskData& data);
-// The encoder models of model.arch (bert or roberta) with their heads, seeded by train.seed.
+// DistilBERT's own config for model.arch distilbert, and with a classification head.
+nn::DistilBertConfig distilbert_config(const RunConfig& config, const TaskData& data);
+nn::DistilBertConfig distilbert_classifier_config(const RunConfig& config, const TaskData& data);
+// The encoder models of model.arch (bert, roberta or distilbert) with their heads, seeded by
+// train.seed.
 std::shared_ptr<nn::PretrainedModel> make_masked_lm(const RunConfig& config, const TaskData& data);
 std::shared_ptr<nn::PretrainedModel> make_sequence_classifier(const RunConfig& config,
                                                               const TaskData& data);

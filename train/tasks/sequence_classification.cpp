@@ -1,5 +1,5 @@
-// A label per text (spam or ham) with a BERT or RoBERTa and a classification head: lines of
-// `label<TAB>text`, per-class precision, recall and F1 in evaluation.
+// A label per text (spam or ham) with a BERT, RoBERTa or DistilBERT and a classification head:
+// lines of `label<TAB>text`, per-class precision, recall and F1 in evaluation.
 #include "data/collators.h"
 #include "nn/models/bert.h"
 #include "train/tasks/model_configs.h"
@@ -11,7 +11,9 @@ namespace {
 class SequenceClassificationTask final : public TrainingTask {
  public:
   std::string_view summary() const override { return "one label per text"; }
-  std::vector<Arch> architectures() const override { return {Arch::kBert, Arch::kRoberta}; }
+  std::vector<Arch> architectures() const override {
+    return {Arch::kBert, Arch::kRoberta, Arch::kDistilBert};
+  }
   bool chooses_truncation() const override { return true; }
 
   std::vector<std::string_view> vocabulary_texts(std::string_view line) const override {

@@ -7,15 +7,29 @@
 
 #include "autograd/grad_mode.h"
 #include "base/error.h"
+#include "nn/models/distilbert.h"
 
 namespace heed::train {
 namespace {
 
-// The parameters, then the buffers (fixed tables), by name.
-nn::NamedTensors all_tensors(const nn::Module& m) {
-  nn::NamedTensors all = m.named_parameters();
-  for (auto& named : m.named_buffers()) all.push_back(std::move(named));
-  return all;
+// Copies the tensors of `from` into those of `to` that student_name pairs them with; adds the
+// names it filled to `filled`.
+void copy_named(const nn::NamedTensors& from, const nn::NamedTensors& to,
+                const nn::BertBase& teacher, const nn::BertBase& student,
+                std::span<const int64_t> layer_map, std::set<std::string>& filled) {
+  std::map<std::string, Tensor> targets(to.begin(), to.end());
+  for (const auto& [name, tensor] : from) {
+    const std::optional<std::string> as = student_name(name, teacher, student, layer_map);
+    if (!as) continue;
+    const auto target = targets.find(*as);
+    if (target == targets.end()) continue;
+    HEED_CHECK(target->second.shape() == tensor.shape(),
+               "distill.init_from_teacher: the teacher's {} is {}, the student's {} is {} (the "
+               "student's widths must be the teacher's)",
+               name, tensor.shape_str(), *as, target->second.shape_str());
+    target->second.copy_(tensor);
+    filled.insert(*as);
+  }
 }
 
 }  // namespace
@@ -50,6 +64,8 @@ std::vector<int64_t> student_layer_map(int64_t teacher_layers, int64_t student_l
 std::optional<std::string> student_name(const std::string& teacher_name,
                                         const nn::BertBase& teacher, const nn::BertBase& student,
                                         std::span<const int64_t> layer_map) {
+  if (student.family.model_type == "distilbert" && teacher.family.model_type == "bert")
+    return nn::distilbert_name_from_bert(teacher_name, layer_map);
   HEED_CHECK(teacher.family.model_type == student.family.model_type,
              "distill: a {} student cannot start from a {} teacher (set "
              "distill.init_from_teacher: false)",
@@ -65,22 +81,13 @@ std::optional<std::string> student_name(const std::string& teacher_name,
 
 int64_t init_student_from_teacher(nn::BertBase& student, const nn::BertBase& teacher,
                                   std::span<const int64_t> layer_map) {
-  std::map<std::string, Tensor> targets;
-  for (auto& [name, tensor] : all_tensors(student)) targets.emplace(name, tensor);
   std::set<std::string> filled;
   NoGradGuard no_grad;
-  for (const auto& [name, tensor] : all_tensors(teacher)) {
-    const std::optional<std::string> as = student_name(name, teacher, student, layer_map);
-    if (!as) continue;
-    const auto target = targets.find(*as);
-    if (target == targets.end()) continue;
-    HEED_CHECK(target->second.shape() == tensor.shape(),
-               "distill.init_from_teacher: the teacher's {} is {}, the student's {} is {} (the "
-               "student's widths must be the teacher's)",
-               name, tensor.shape_str(), *as, target->second.shape_str());
-    target->second.copy_(tensor);
-    filled.insert(*as);
-  }
+  // Parameters to parameters and fixed tables to fixed tables: a student's sinusoidal position
+  // table stays what it is, whatever the teacher learnt.
+  copy_named(teacher.named_parameters(), student.named_parameters(), teacher, student, layer_map,
+             filled);
+  copy_named(teacher.named_buffers(), student.named_buffers(), teacher, student, layer_map, filled);
   for (const auto& [name, tensor] : student.named_parameters()) {
     HEED_CHECK(filled.contains(name),
                "distill.init_from_teacher: the teacher has nothing for the student's {}", name);

@@ -19,15 +19,17 @@ namespace heed::train {
 std::vector<int64_t> student_layer_map(int64_t teacher_layers, int64_t student_layers,
                                        const std::optional<std::vector<int64_t>>& chosen);
 
-// The student's name of one of the teacher's parameters, or nothing for a layer the student
-// does not keep: teacher layer layer_map[i] becomes student layer i; the rest keeps its name
-// within the family's layout.
+// The student's name of one of the teacher's parameters, or nothing for one the student does
+// not take: teacher layer layer_map[i] becomes student layer i. A student of the teacher's
+// family keeps the rest of each name; a DistilBERT student of a BERT teacher takes the names
+// of Hugging Face's extract_distilbert.py (nn/models/distilbert.h).
 std::optional<std::string> student_name(const std::string& teacher_name,
                                         const nn::BertBase& teacher, const nn::BertBase& student,
                                         std::span<const int64_t> layer_map);
 
-// Copies the teacher's tensors into the student under student_name. Every parameter and buffer
-// of the student must receive one: throws naming the first it lacks, or a shape that differs.
+// Copies the teacher's parameters into the student's under student_name, and its fixed tables
+// into the student's. Every parameter of the student must receive one: throws naming the first
+// it lacks, or a shape that differs.
 // Returns how many tensors were copied.
 int64_t init_student_from_teacher(nn::BertBase& student, const nn::BertBase& teacher,
                                   std::span<const int64_t> layer_map);

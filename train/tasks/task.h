@@ -130,11 +130,11 @@ class TrainingTask {
                                           const RunConfig& config) const;
 };
 
-// The tokenizer type an encoder architecture is trained with (BERT's WordPiece, RoBERTa's
-// byte-level BPE with <s> </s> <pad> <mask>).
+// The tokenizer type an encoder architecture is trained with (BERT's and DistilBERT's WordPiece,
+// RoBERTa's byte-level BPE with <s> </s> <pad> <mask>).
 TokenizerType encoder_tokenizer(Arch arch);
 
-// "bert or roberta": the architectures a task accepts, for messages and docs.
+// "bert, roberta or distilbert": the architectures a task accepts, for messages and docs.
 std::string arch_names(const std::vector<Arch>& archs);
 
 // The task registered under `name`, a value of the config's `task` (registry.h). Fails for a

@@ -1,5 +1,5 @@
-// A label per word (part-of-speech tags) with a BERT or RoBERTa and a token classification head:
-// CoNLL-style files of `word<TAB>tag` lines, a blank line between sentences.
+// A label per word (part-of-speech tags) with a BERT, RoBERTa or DistilBERT and a token
+// classification head: CoNLL-style files of `word<TAB>tag` lines, a blank line between sentences.
 #include "data/collators.h"
 #include "nn/models/bert.h"
 #include "train/tasks/model_configs.h"
@@ -11,7 +11,9 @@ namespace {
 class TokenClassificationTask final : public TrainingTask {
  public:
   std::string_view summary() const override { return "one tag per word"; }
-  std::vector<Arch> architectures() const override { return {Arch::kBert, Arch::kRoberta}; }
+  std::vector<Arch> architectures() const override {
+    return {Arch::kBert, Arch::kRoberta, Arch::kDistilBert};
+  }
 
   std::vector<std::string_view> vocabulary_texts(std::string_view line) const override {
     std::vector<std::string_view> fields = data::split_tabs(line);
