@@ -141,6 +141,11 @@ CausalWindowDataset::CausalWindowDataset(std::shared_ptr<const TokenCache> cache
   num_windows_ = stream_length_ < 2 ? 0 : (stream_length_ - 2) / context_length_ + 1;
 }
 
+std::optional<double> MlmWindowDataset::tokens_per_byte() const {
+  if (cache_->corpus_bytes() == 0) return std::nullopt;
+  return static_cast<double>(cache_->num_tokens()) / static_cast<double>(cache_->corpus_bytes());
+}
+
 std::optional<double> CausalWindowDataset::tokens_per_byte() const {
   if (cache_->corpus_bytes() == 0) return std::nullopt;
   return static_cast<double>(stream_length_) / static_cast<double>(cache_->corpus_bytes());

@@ -49,6 +49,9 @@ class MlmWindowDataset : public Dataset {
                    size_t max_length);
   size_t size() const override { return windows_.size(); }
   Example get(size_t index) const override;
+  // The corpus's tokens (without the [CLS] and [SEP] each window adds) per byte of its file:
+  // a masked token's loss times this is its cost per byte, comparable across tokenizers.
+  std::optional<double> tokens_per_byte() const override;
 
  private:
   std::shared_ptr<const TokenCache> cache_;

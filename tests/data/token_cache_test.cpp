@@ -165,7 +165,9 @@ TEST(TokenWindows, MlmAndCausalWindows) {
   // 7 stream tokens over the 24 bytes of the file.
   ASSERT_TRUE(lm.tokens_per_byte().has_value());
   EXPECT_DOUBLE_EQ(*lm.tokens_per_byte(), 7.0 / 24.0);
-  EXPECT_FALSE(mlm.tokens_per_byte().has_value());
+  // The masked LM's windows count the corpus's 5 tokens, not the [CLS] and [SEP] they add.
+  ASSERT_TRUE(mlm.tokens_per_byte().has_value());
+  EXPECT_DOUBLE_EQ(*mlm.tokens_per_byte(), 5.0 / 24.0);
 }
 
 // A byte-level BPE cache keeps each line's end, so a document's ids spell its lines exactly:

@@ -57,6 +57,10 @@ TEST(EndToEnd, TinyMlmLossFallsAndCheckpointsHoldEverything) {
   auto final_metrics = nlohmann::json::parse(file_bytes(out + "/final_metrics.json"));
   EXPECT_TRUE(final_metrics["valid"].contains("accuracy"));
   EXPECT_TRUE(final_metrics["test"].contains("perplexity"));
+  // A masked token's loss per byte of text: loss / ln 2 x tokens per byte.
+  EXPECT_GT(final_metrics["test"].value("bits_per_byte", 0.0), 0.0);
+  EXPECT_LT(final_metrics["test"].value("bits_per_byte", 99.0),
+            final_metrics["test"].value("loss", 0.0) / std::log(2.0));
   EXPECT_NE(o.output.find("fill-mask on held-out text"), std::string::npos);
 }
 

@@ -18,6 +18,9 @@ class MaskedLmTask final : public TrainingTask {
   }
   // [CLS], one token, [SEP] (<s>, one token, </s>).
   int64_t min_sequence_length() const override { return 3; }
+  // The mean loss of a masked token per byte: what compares a WordPiece BERT with a
+  // byte-level-BPE RoBERTa on the same text.
+  bool reports_bits_per_byte() const override { return true; }
 
   std::shared_ptr<const data::Dataset> read_split(const SplitSource& s,
                                                   data::LabelNames&) const override {
