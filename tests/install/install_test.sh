@@ -147,7 +147,10 @@ case "${1:-}" in
     # shellcheck disable=SC2046  # the flags are words
     "$CXX" -O1 "$SOURCE/tests/install/pkgconfig_probe.cpp" -o "$WORK/pkgconfig_probe" \
       $(pkg-config --cflags --libs heed) || fail "a program did not build with pkg-config's flags"
-    out=$("$WORK/pkgconfig_probe")
+    # A prefix outside the loader's paths: with shared libraries (BUILD_SHARED_LIBS) the program
+    # finds them through LD_LIBRARY_PATH, as it would any library installed there (heed.pc adds
+    # no rpath, as Debian's .pc files do not).
+    out=$(LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$WORK/pkgconfig_probe")
     echo "$out"
     expect_output pkgconfig_probe "^heed $VERSION$" "$out"
     # The tasks register themselves from objects no code calls: they must have been linked.
