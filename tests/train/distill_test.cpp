@@ -67,10 +67,7 @@ TEST_F(Distill, StudentLearnsResumesExactlyAndSavesAPlainModel) {
   EXPECT_EQ(a, b);
   EXPECT_LT(a.back().second, a.front().second);
   const std::string checkpoint = whole + "/checkpoint-40";
-  EXPECT_EQ(file_bytes(checkpoint + "/model.safetensors"),
-            file_bytes(resumed + "/checkpoint-40/model.safetensors"));
-  EXPECT_EQ(file_bytes(checkpoint + "/optimizer.safetensors"),
-            file_bytes(resumed + "/checkpoint-40/optimizer.safetensors"));
+  expect_same_training_files(checkpoint, resumed + "/checkpoint-40");
 
   // The student alone: one layer, no tensor of the teacher's second, the teacher's tokenizer.
   const auto config = nlohmann::json::parse(file_bytes(checkpoint + "/config.json"));
@@ -84,14 +81,10 @@ TEST_F(Distill, StudentLearnsResumesExactlyAndSavesAPlainModel) {
   const auto metrics = nlohmann::json::parse(file_bytes(whole + "/final_metrics.json"));
   EXPECT_TRUE(metrics["test"].contains("perplexity"));
 
-  const std::string fill = std::string(HEED_INFER_BIN) + " fill-mask --checkpoint " + checkpoint +
-                           " --text 'the [MASK] ship sees the sea.' --json 2>&1";
-  FILE* pipe = popen(fill.c_str(), "r");
-  std::string answer;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) answer.append(buf, n);
-  ASSERT_EQ(pclose(pipe), 0) << answer;
-  EXPECT_NE(answer.find("\"filled\""), std::string::npos) << answer;
+  const Outcome fill = run_infer("fill-mask --checkpoint " + checkpoint +
+                                 " --text 'the [MASK] ship sees the sea.' --json");
+  ASSERT_EQ(fill.exit_code, 0) << fill.output;
+  EXPECT_NE(fill.output.find("\"filled\""), std::string::npos) << fill.output;
 }
 
 TEST_F(Distill, AStudentThatIsItsTeacherHasNothingToLearnFromIt) {

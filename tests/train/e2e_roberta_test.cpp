@@ -16,23 +16,6 @@ using namespace heed::testing;
 
 namespace {
 
-// `infer ARGS` with `input` on stdin; stdout and stderr together.
-Outcome run_infer(const std::string& args, const std::string& input = "") {
-  std::string command = std::string(HEED_INFER_BIN) + " " + args + " 2>&1";
-  if (!input.empty()) {
-    const std::string in = fs::path(::testing::TempDir()) / "heed_e2e_roberta_stdin.txt";
-    std::ofstream(in) << input;
-    command += " <" + in;
-  }
-  Outcome o;
-  FILE* pipe = popen(command.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) o.output.append(buf, n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
-
 std::vector<nlohmann::json> json_lines(const std::string& text) {
   std::vector<nlohmann::json> lines;
   std::istringstream in(text);

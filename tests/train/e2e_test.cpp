@@ -150,10 +150,7 @@ TEST(EndToEnd, RelativePositionMlmLearnsResumesExactlyAndServesInfer) {
   ASSERT_EQ(a, b);
   EXPECT_LT(a.back().second, a.front().second - 0.5);
   const std::string checkpoint = whole + "/checkpoint-60";
-  EXPECT_EQ(file_bytes(checkpoint + "/model.safetensors"),
-            file_bytes(resumed + "/checkpoint-60/model.safetensors"));
-  EXPECT_EQ(file_bytes(checkpoint + "/optimizer.safetensors"),
-            file_bytes(resumed + "/checkpoint-60/optimizer.safetensors"));
+  expect_same_training_files(checkpoint, resumed + "/checkpoint-60");
   const auto config = nlohmann::json::parse(file_bytes(checkpoint + "/config.json"));
   EXPECT_EQ(config["position_embedding_type"], "relative_key_query");
   const std::string model = file_bytes(checkpoint + "/model.safetensors");
@@ -161,14 +158,10 @@ TEST(EndToEnd, RelativePositionMlmLearnsResumesExactlyAndServesInfer) {
             std::string::npos);
   EXPECT_NE(model.find("bert.embeddings.position_embeddings.weight"), std::string::npos);
 
-  const std::string fill = std::string(HEED_INFER_BIN) + " fill-mask --checkpoint " + checkpoint +
-                           " --text 'the [MASK] ship sees the sea.' --json 2>&1";
-  FILE* pipe = popen(fill.c_str(), "r");
-  std::string answer;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) answer.append(buf, n);
-  ASSERT_EQ(pclose(pipe), 0) << answer;
-  EXPECT_NE(answer.find("\"filled\""), std::string::npos) << answer;
+  const Outcome fill = run_infer("fill-mask --checkpoint " + checkpoint +
+                                 " --text 'the [MASK] ship sees the sea.' --json");
+  ASSERT_EQ(fill.exit_code, 0) << fill.output;
+  EXPECT_NE(fill.output.find("\"filled\""), std::string::npos) << fill.output;
 }
 
 TEST(EndToEnd, ResumeRefusesAChangedDataOrder) {

@@ -3,6 +3,7 @@
 // code, fresh output directories, and what a run leaves in them.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -22,12 +23,8 @@ struct Outcome {
   std::string output;  // stderr and stdout
 };
 
-// Runs `train` from the source directory (the tiny configs' paths are relative to it); with
-// HEED_FAULT_AFTER_STEP in `env`, its twin that injects the fault.
-inline Outcome run_train(const std::string& args, const std::string& env = "") {
-  const bool fault = env.find("HEED_FAULT_AFTER_STEP") != std::string::npos;
-  const std::string program = fault ? HEED_FAULT_TRAIN_BIN : HEED_TRAIN_BIN;
-  const std::string cmd = "cd " HEED_SOURCE_DIR " && " + env + " " + program + " " + args + " 2>&1";
+// Runs a shell command: its output and exit code (128 + the signal that killed it).
+inline Outcome run_command(const std::string& cmd) {
   Outcome o;
   FILE* pipe = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -36,6 +33,28 @@ inline Outcome run_train(const std::string& args, const std::string& env = "") {
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return o;
 }
+
+// Runs `train` from the source directory (the tiny configs' paths are relative to it); with
+// HEED_FAULT_AFTER_STEP in `env`, its twin that injects the fault.
+inline Outcome run_train(const std::string& args, const std::string& env = "") {
+  const bool fault = env.find("HEED_FAULT_AFTER_STEP") != std::string::npos;
+  const std::string program = fault ? HEED_FAULT_TRAIN_BIN : HEED_TRAIN_BIN;
+  return run_command("cd " HEED_SOURCE_DIR " && " + env + " " + program + " " + args + " 2>&1");
+}
+
+#ifdef HEED_INFER_BIN
+// Runs `infer` with `args` (the subcommand first), `input` on its stdin.
+inline Outcome run_infer(const std::string& args, const std::string& input = "") {
+  std::string command = std::string(HEED_INFER_BIN) + " " + args + " 2>&1";
+  if (!input.empty()) {  // a file of this process's own: ctest runs tests side by side
+    const fs::path in =
+        fs::path(::testing::TempDir()) / ("heed_infer_stdin_" + std::to_string(getpid()) + ".txt");
+    std::ofstream(in) << input;
+    command += " <" + in.string();
+  }
+  return run_command(command);
+}
+#endif
 
 // The tiny MLM for `steps` steps into `out`, a checkpoint every two, each step's loss and
 // learning rate logged, no evaluation before the end: for the tests of faults and resuming.
@@ -71,6 +90,12 @@ inline std::string file_bytes(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Two checkpoint directories hold the same model and optimizer state, byte for byte.
+inline void expect_same_training_files(const std::string& a, const std::string& b) {
+  for (const char* file : {"model.safetensors", "optimizer.safetensors"})
+    EXPECT_EQ(file_bytes(a + "/" + file), file_bytes(b + "/" + file)) << a << " " << file;
 }
 
 }  // namespace heed::testing
