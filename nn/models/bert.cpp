@@ -283,11 +283,11 @@ ModelOutputs BertForMaskedLM::forward_labelled(const ModelInputs& in) const {
 
 ModelOutputs BertForMaskedLM::forward_rows(const ModelInputs& in) const {
   ModelOutputs out;
-  out.hidden_states = bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
-                                    in.output_attentions ? &out.attentions : nullptr,
-                                    in.output_rows);
-  out.logits = linear(head(out.hidden_states), bert->embeddings->word_embeddings->weight,
-                      decoder_bias);
+  out.hidden_states =
+      bert->forward(in.input_ids, in.attention_mask, in.token_type_ids,
+                    in.output_attentions ? &out.attentions : nullptr, in.output_rows);
+  out.logits =
+      linear(head(out.hidden_states), bert->embeddings->word_embeddings->weight, decoder_bias);
   if (in.labels.defined()) {
     out.labels = labels_at_rows(in.labels, in.output_rows);
     out.loss = cross_entropy(out.logits, out.labels, -100, in.label_smoothing);
