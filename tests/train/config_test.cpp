@@ -510,7 +510,7 @@ TEST_F(Config, BestModelChoice) {
   EXPECT_EQ(error_in(base_with("  every_steps: 50",
                                load_best + "\n  metric_for_best_model: token_error_rate")),
             "30: eval.metric_for_best_model: unknown metric 'token_error_rate' (expected one of "
-            "loss, perplexity, accuracy)");
+            "loss, perplexity, accuracy, bits_per_byte)");
 
   // Hugging Face's "eval_" prefix is accepted; the metric and direction load as written.
   const RunConfig c = load_run_config(write(base_with(
