@@ -20,12 +20,11 @@ nn::BertConfig tiny_encoder(int64_t layers) {
   return c;
 }
 
-const Tensor& parameter(const nn::Module& m, const std::string& name) {
-  static Tensor none;
+Tensor parameter(const nn::Module& m, const std::string& name) {
   for (const auto& [n, t] : m.named_parameters())
     if (n == name) return t;
   ADD_FAILURE() << "no parameter " << name;
-  return none;
+  return Tensor();
 }
 
 }  // namespace
