@@ -17,4 +17,17 @@ class NoGradGuard {
   bool previous_;
 };
 
+// Sets grad mode in its scope and restores the previous one: the backward of a recomputed
+// block records its graph inside the engine's no-grad scope (autograd/checkpoint.h).
+class GradModeGuard {
+ public:
+  explicit GradModeGuard(bool enabled) : previous_(grad_enabled()) { set_grad_enabled(enabled); }
+  ~GradModeGuard() { set_grad_enabled(previous_); }
+  GradModeGuard(const GradModeGuard&) = delete;
+  GradModeGuard& operator=(const GradModeGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace heed

@@ -72,6 +72,11 @@ Tensor argmax(const Tensor& a, int64_t dim);
 
 // --- views and layout (ops/view.cpp, ops/concat.cpp, ops/convert.cpp) ---
 Tensor reshape(const Tensor& a, const Shape& shape);  // one -1 allowed; copies if it must
+// `a` itself behind a node of its own: the gradients of the alias's uses are summed there and
+// reach `a` as one term. A block that reads an outer tensor several times (a decoder layer's
+// cross-attention reads the encoder's output twice) so hands it one gradient, as the same block
+// under gradient checkpointing does: the sums then run in the same order, to the same bits.
+Tensor alias(const Tensor& a);
 Tensor transpose(const Tensor& a, int64_t d0, int64_t d1);
 Tensor permute(const Tensor& a, const Shape& dims);
 Tensor slice(const Tensor& a, int64_t dim, int64_t start, int64_t end, int64_t step = 1);

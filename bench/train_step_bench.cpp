@@ -7,6 +7,7 @@
 //                                         the same global batch, plus the allreduce's cost)
 //   build/bench/bench_train_step --model bert-mini --batch 8 --seq 512   (another batch shape:
 //                                         the comparison's are the defaults)
+//   build/bench/bench_train_step --model bert-mini --gradient-checkpointing   (recomputation)
 //   build/bench/bench_train_step --matmul-peak --precision f32|bf16   (oneDNN's peak here)
 // With HEED_PROFILE=1 it also prints, on stderr, the time of each op over the timed steps.
 #include <CLI/CLI.hpp>
@@ -244,7 +245,7 @@ int main(int argc, char** argv) {
   CLI::App app("heed training-step benchmark (the heed side of bench/compare.py)");
   std::string model_name = "bert-mini", precision = "f32";
   int64_t steps = 10, warmup = 2, threads = 0, batch = 0, seq = 0;
-  bool peak = false;
+  bool peak = false, recompute = false;
   double bucket_mb = 25;
   app.add_option("--model", model_name, "bert-mini, gpt-mini, bert-small or seq2seq");
   app.add_option("--precision", precision, "f32 or bf16 (train.dtype)")
@@ -259,6 +260,8 @@ int main(int argc, char** argv) {
          "tokens per sequence, the source's for seq2seq (default: the model's in compare.py)")
       ->check(CLI::PositiveNumber);
   app.add_option("--bucket-mb", bucket_mb, "under mpirun: gradient bucket size (train.bucket_mb)");
+  app.add_flag("--gradient-checkpointing", recompute,
+               "recompute each layer in backward (train.gradient_checkpointing)");
   app.add_flag("--matmul-peak", peak, "print oneDNN's matmul GFLOP/s and kernel, and exit");
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) set_num_threads(static_cast<int>(threads));
@@ -286,6 +289,7 @@ int main(int argc, char** argv) {
   }
   std::shared_ptr<nn::PretrainedModel> model = build(w);
   model->train();
+  model->set_gradient_checkpointing(recompute);
   std::unique_ptr<optim::Optimizer> optimizer = train::make_optimizer(
       {.name = train::OptimizerName::kAdamW, .lr = 1e-4, .weight_decay = 0.01}, *model);
   Generator g(2);

@@ -57,6 +57,11 @@ void Module::train(bool on) {
   for (auto& [name, child] : children_) child->train(on);
 }
 
+void Module::set_gradient_checkpointing(bool on) {
+  gradient_checkpointing_ = on;
+  for (auto& [name, child] : children_) child->set_gradient_checkpointing(on);
+}
+
 void Module::zero_grad() {
   for (Tensor& t : parameters()) t.zero_grad();
 }

@@ -33,6 +33,11 @@ class Module {
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }
+  // Activation recomputation (Hugging Face's gradient_checkpointing_enable), recursively: the
+  // modules that support it (Transformer layers) then keep only their inputs for backward and
+  // run again during it (autograd/checkpoint.h). Gradients are the same bits either way.
+  void set_gradient_checkpointing(bool on);
+  bool gradient_checkpointing() const { return gradient_checkpointing_; }
   // Drops every parameter's gradient (PyTorch's set_to_none behaviour).
   void zero_grad();
   int64_t num_parameters() const;
@@ -57,6 +62,7 @@ class Module {
   NamedTensors buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  bool gradient_checkpointing_ = false;
 };
 
 }  // namespace heed::nn

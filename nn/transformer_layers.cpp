@@ -1,5 +1,7 @@
 #include "nn/transformer_layers.h"
 
+#include "autograd/checkpoint.h"
+#include "autograd/grad_mode.h"
 #include "autograd/ops.h"
 
 namespace heed::nn {
@@ -24,7 +26,7 @@ Tensor residual(const Tensor& x, const LayerNorm& norm, bool norm_first, Block b
 
 EncoderLayer::EncoderLayer(const LayerOptions& opts, Generator& init,
                            std::shared_ptr<Generator> dropout_generator)
-    : options(opts) {
+    : options(opts), dropout_generator_(dropout_generator) {
   attention = register_module(
       opts.names.self_attention,
       std::make_shared<MultiHeadAttention>(opts.attention, init, dropout_generator));
@@ -38,6 +40,14 @@ EncoderLayer::EncoderLayer(const LayerOptions& opts, Generator& init,
 }
 
 Tensor EncoderLayer::forward(const Tensor& x, const EncoderLayerCall& call) const {
+  if (!gradient_checkpointing() || !grad_enabled() || call.attention_probs || call.cache) {
+    return compute(x, call);
+  }
+  return checkpoint([this, call](const std::vector<Tensor>& in) { return compute(in[0], call); },
+                    {x}, dropout_generator_.get());
+}
+
+Tensor EncoderLayer::compute(const Tensor& x, const EncoderLayerCall& call) const {
   // The kept rows of x, [M, C], for the residual sum around attention.
   const Tensor skip = call.output_rows.defined()
                           ? embedding(x.reshape({-1, x.size(-1)}), call.output_rows)
@@ -60,7 +70,7 @@ Tensor EncoderLayer::forward(const Tensor& x, const EncoderLayerCall& call) cons
 
 DecoderLayer::DecoderLayer(const LayerOptions& opts, Generator& init,
                            std::shared_ptr<Generator> dropout_generator)
-    : options(opts) {
+    : options(opts), dropout_generator_(dropout_generator) {
   self_attention = register_module(
       opts.names.self_attention,
       std::make_shared<MultiHeadAttention>(opts.attention, init, dropout_generator));
@@ -79,6 +89,19 @@ DecoderLayer::DecoderLayer(const LayerOptions& opts, Generator& init,
 
 Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory,
                              const DecoderLayerCall& call) const {
+  if (!gradient_checkpointing() || !grad_enabled() || call.self_probs || call.cross_probs ||
+      call.self_cache || call.cross_cache) {
+    return compute(x, memory, call);
+  }
+  return checkpoint(
+      [this, call](const std::vector<Tensor>& in) { return compute(in[0], in[1], call); },
+      {x, memory}, dropout_generator_.get());
+}
+
+Tensor DecoderLayer::compute(const Tensor& x, const Tensor& memory_in,
+                             const DecoderLayerCall& call) const {
+  // One gradient to the encoder's output per layer, with checkpointing or without.
+  const Tensor memory = alias(memory_in);
   Tensor h = residual(x, *self_attention_norm, options.norm_first, [&](const Tensor& in) {
     AttentionOutput a = self_attention->forward(in, {.key_padding_mask = call.self_padding_mask,
                                                      .causal = true,

@@ -69,7 +69,8 @@ class EncoderLayer : public Module {
  public:
   EncoderLayer(const LayerOptions& options, Generator& init,
                std::shared_ptr<Generator> dropout_generator);
-  // x [B, T, C]; the rest as EncoderLayerCall says.
+  // x [B, T, C]; the rest as EncoderLayerCall says. With gradient checkpointing on, a training
+  // forward keeps only x for backward (not when it returns probabilities or fills a cache).
   Tensor forward(const Tensor& x, const EncoderLayerCall& call = {}) const;
 
   LayerOptions options;
@@ -78,6 +79,10 @@ class EncoderLayer : public Module {
   std::shared_ptr<FeedForward> feed_forward;
   std::shared_ptr<LayerNorm> final_norm;
   std::shared_ptr<Dropout> dropout;
+
+ private:
+  Tensor compute(const Tensor& x, const EncoderLayerCall& call) const;
+  std::shared_ptr<Generator> dropout_generator_;
 };
 
 class DecoderLayer : public Module {
@@ -85,7 +90,8 @@ class DecoderLayer : public Module {
   DecoderLayer(const LayerOptions& options, Generator& init,
                std::shared_ptr<Generator> dropout_generator);
   // x [B, Tq, C] attends causally to itself and, through cross-attention, to `memory`
-  // [B, Tk, C] (the encoder's output); the rest as DecoderLayerCall says.
+  // [B, Tk, C] (the encoder's output); the rest as DecoderLayerCall says. Gradient
+  // checkpointing keeps x and memory, as EncoderLayer keeps x.
   Tensor forward(const Tensor& x, const Tensor& memory, const DecoderLayerCall& call = {}) const;
 
   LayerOptions options;
@@ -93,6 +99,10 @@ class DecoderLayer : public Module {
   std::shared_ptr<LayerNorm> self_attention_norm, cross_attention_norm, final_norm;
   std::shared_ptr<FeedForward> feed_forward;
   std::shared_ptr<Dropout> dropout;
+
+ private:
+  Tensor compute(const Tensor& x, const Tensor& memory, const DecoderLayerCall& call) const;
+  std::shared_ptr<Generator> dropout_generator_;
 };
 
 }  // namespace heed::nn

@@ -30,6 +30,11 @@ Tensor attach_reshape(const Tensor& input, Tensor out, const Shape& input_shape)
   return out;
 }
 
+struct AliasBackward : Node {
+  const char* name() const override { return "AliasBackward"; }
+  std::vector<Tensor> backward(const Tensor& g) override { return {g}; }
+};
+
 struct PermuteBackward : Node {
   Shape inverse;
   const char* name() const override { return "PermuteBackward"; }
@@ -139,6 +144,13 @@ Tensor reshape(const Tensor& a, const Shape& requested) {
   }
   Tensor out = Tensor::from_storage(source.storage(), shape, strides, source.offset(), a.dtype());
   return attach_reshape(source, out, a.shape());
+}
+
+Tensor alias(const Tensor& a) {
+  if (!needs_grad({&a})) return a;
+  Tensor out = Tensor::from_storage(a.storage(), a.shape(), a.strides(), a.offset(), a.dtype());
+  attach_node(out, std::make_shared<AliasBackward>(), {a});
+  return out;
 }
 
 std::vector<Tensor> ReshapeBackward::backward(const Tensor& g) {

@@ -112,10 +112,11 @@ struct TrainConfig {
   int64_t threads = 0;     // 0 = OpenMP's default (all cores)
   std::string output_dir;  // required
   Resume resume = Resume::kNever;
-  bool overwrite_output_dir = false;  // a fresh run may replace an earlier run's files
-  bool eval_at_end = true;            // when data.valid (and data.test) are given
-  DType dtype = DType::f32;           // f32 or bf16 (bf16 matmul inputs, f32 accumulation)
-  bool check_memory = true;           // refuse a run whose estimated memory exceeds the machine's
+  bool overwrite_output_dir = false;    // a fresh run may replace an earlier run's files
+  bool eval_at_end = true;              // when data.valid (and data.test) are given
+  DType dtype = DType::f32;             // f32 or bf16 (bf16 matmul inputs, f32 accumulation)
+  bool gradient_checkpointing = false;  // recompute each layer in backward, keeping its input
+  bool check_memory = true;             // refuse a run whose estimated memory exceeds the machine's
   // Data parallel (mpirun -np N): gradients are summed in buckets of about this many MB, and
   // zero_stage 1 shards the optimizer state over the ranks (ZeRO-1).
   double bucket_mb = 25.0;

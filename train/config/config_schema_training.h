@@ -120,6 +120,13 @@ void visit_training_sections(V& v, C& c) {
             {.doc = "`f32`, or `bf16` (matrix products on bf16 inputs with f32 accumulation; "
                     "master weights stay f32).",
              .resume = OnResume::kApplies});
+    v.field("gradient_checkpointing", t.gradient_checkpointing,
+            {.doc = "Activation recomputation (Hugging Face's `gradient_checkpointing`): each "
+                    "Transformer layer keeps only its input for backward and runs its forward "
+                    "again during backward. Activation memory drops to one [batch, length, hidden] "
+                    "tensor per layer plus one layer's working set, for about a third more time a "
+                    "step; results are the same bits as without it.",
+             .resume = OnResume::kApplies});
     v.field("check_memory", t.check_memory,
             {.doc = "Before the model is built, the run estimates what it will hold (parameters "
                     "with gradients and optimizer state, and the activations a micro-batch keeps "

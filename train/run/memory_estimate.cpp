@@ -26,6 +26,15 @@ double layer_activations_per_token(double hidden, double ffn, double heads, doub
   return 12 * hidden + 3 * ffn + 2 * heads * keys;
 }
 
+// What a stack of `layers` layers keeps for backward over `tokens` positions: all that each
+// layer saves, or with gradient checkpointing each layer's input and, while one layer is
+// recomputed, that layer's working set.
+double stack_activations(const RunConfig& c, double layers, double tokens, double per_token,
+                         double hidden) {
+  if (!c.train.gradient_checkpointing) return layers * tokens * per_token;
+  return layers * tokens * hidden + tokens * per_token;
+}
+
 // Rows of a micro-batch: train.batch_size, or the whole training set when that is smaller.
 double batch_rows(const RunConfig& c, const TaskData& d) {
   const double examples = d.train ? static_cast<double>(d.train->size()) : 0.0;
@@ -44,8 +53,9 @@ Shape bert_shape(const RunConfig& c, const TaskData& d) {
   Shape s;
   s.parameters = (m.vocab_size + m.max_position_embeddings + m.type_vocab_size) * h + 2 * h +
                  layers * layer_parameters(h, ffn) + h * h + 3 * h + m.vocab_size;
-  s.activations = layers * tokens *
-                  layer_activations_per_token(h, ffn, m.num_attention_heads, c.data.max_seq_length);
+  s.activations = stack_activations(
+      c, layers, tokens,
+      layer_activations_per_token(h, ffn, m.num_attention_heads, c.data.max_seq_length), h);
   // The masked-LM head's logits at the masked positions only, a chunk of rows at a time, their
   // gradient written over them (linear_cross_entropy).
   if (c.task == "mlm") {
@@ -66,7 +76,8 @@ Shape gpt_shape(const RunConfig& c, const TaskData& d) {
   const auto chunk_rows =
       static_cast<double>(linear_cross_entropy_chunk_rows(static_cast<int64_t>(tokens)));
   s.activations =
-      layers * tokens * layer_activations_per_token(h, ffn, m.n_head, c.data.max_seq_length) +
+      stack_activations(c, layers, tokens,
+                        layer_activations_per_token(h, ffn, m.n_head, c.data.max_seq_length), h) +
       chunk_rows * m.vocab_size;
   return s;
 }
@@ -85,13 +96,16 @@ Shape bart_shape(const RunConfig& c, const TaskData& d) {
       m.decoder_layers * (layer_parameters(h, m.decoder_ffn_dim) + layer_parameters(h, 0) - h) +
       m.vocab_size;
   s.activations =
-      m.encoder_layers * source *
-          layer_activations_per_token(h, m.encoder_ffn_dim, m.encoder_attention_heads,
-                                      c.data.max_source_length) +
-      m.decoder_layers * target *
-          (layer_activations_per_token(h, m.decoder_ffn_dim, m.decoder_attention_heads,
-                                       c.data.max_target_length) +
-           layer_activations_per_token(h, 0, m.decoder_attention_heads, c.data.max_source_length)) +
+      stack_activations(c, m.encoder_layers, source,
+                        layer_activations_per_token(h, m.encoder_ffn_dim, m.encoder_attention_heads,
+                                                    c.data.max_source_length),
+                        h) +
+      stack_activations(c, m.decoder_layers, target,
+                        layer_activations_per_token(h, m.decoder_ffn_dim, m.decoder_attention_heads,
+                                                    c.data.max_target_length) +
+                            layer_activations_per_token(h, 0, m.decoder_attention_heads,
+                                                        c.data.max_source_length),
+                        h) +
       2 * target * m.vocab_size;
   return s;
 }

@@ -49,6 +49,7 @@ void set_up_run(RunParts& run) {
   if (run.world.is_main()) check_memory(c, run.data, run.log);
   warn_of_oversubscription(c, World::ranks_on_this_machine(), run.log);
   run.model = build_model(c, run.data, run.log);
+  run.model->set_gradient_checkpointing(c.train.gradient_checkpointing);
   if (c.eval.load_best_model_at_end) {
     run.best.emplace(best_model_for(c, run.task, run.data.labels));
   }
