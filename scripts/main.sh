@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh --data
-if [ -f datasets/MANIFEST.sha256 ] && (cd datasets && sha256sum --quiet -c MANIFEST.sha256); then
+# A datasets/ prepared before the translation pairs were added checks but lacks de_en/.
+if [ -f datasets/MANIFEST.sha256 ] && grep -q ' de_en/test.tsv$' datasets/MANIFEST.sha256 &&
+  (cd datasets && sha256sum --quiet -c MANIFEST.sha256); then
   echo "main.sh: datasets/ is prepared (MANIFEST.sha256 checks)"
 else
   bash scripts/prepare_data.sh

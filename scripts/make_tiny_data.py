@@ -136,6 +136,49 @@ def write_g2p(rng):
             f.write("\n".join(rows) + "\n")
 
 
+# A toy German-English translation: (German nominative and accusative article, German noun,
+# English noun); the German adjective takes -e after a nominative article and -en after "den".
+DE_NOUNS = [("der", "den", "Hund", "dog"), ("die", "die", "Katze", "cat"),
+            ("das", "das", "Schiff", "ship"), ("der", "den", "Vogel", "bird"),
+            ("das", "das", "Haus", "house"), ("die", "die", "Frau", "woman"),
+            ("der", "den", "Mann", "man"), ("das", "das", "Kind", "child")]
+DE_ADJ = [("rot", "red"), ("klein", "small"), ("alt", "old"), ("still", "quiet"),
+          ("kalt", "cold"), ("gr\u00fcn", "green")]
+DE_VERBS = [("sieht", "sees"), ("findet", "finds"), ("mag", "likes"), ("sucht", "looks for")]
+DE_PLACES = [("am Meer", "by the sea"), ("im Hafen", "in the harbor"), ("heute", "today"),
+             ("", "")]
+
+
+def translation_pair(rng):
+    nominative, _, noun, english_noun = rng.choice(DE_NOUNS)
+    _, accusative, object_noun, english_object = rng.choice(DE_NOUNS)
+    adjective, english_adjective = rng.choice(DE_ADJ)
+    object_adjective, english_object_adjective = rng.choice(DE_ADJ)
+    verb, english_verb = rng.choice(DE_VERBS)
+    place, english_place = rng.choice(DE_PLACES)
+    ending = "en" if accusative == "den" else "e"
+    german = (f"{nominative.capitalize()} {adjective}e {noun} {verb} {accusative} "
+              f"{object_adjective}{ending} {object_noun}")
+    english = (f"The {english_adjective} {english_noun} {english_verb} the "
+               f"{english_object_adjective} {english_object}")
+    mark = rng.choice([".", "!"])
+    return (" ".join(f"{german} {place}".split()) + mark,
+            " ".join(f"{english} {english_place}".split()) + mark)
+
+
+def write_de_en(rng):
+    pairs = {}
+    while len(pairs) < 680:
+        german, english = translation_pair(rng)
+        pairs[german] = english
+    sources = sorted(pairs)
+    rng.shuffle(sources)
+    for split, chosen in (("train", sources[:600]), ("valid", sources[600:640]),
+                          ("test", sources[640:])):
+        with open(os.path.join(OUT, f"de_en_{split}.tsv"), "w", encoding="utf-8") as f:
+            f.write("".join(f"{g}\t{pairs[g]}\n" for g in sorted(chosen)))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = random.Random(1234)
@@ -143,6 +186,7 @@ def main():
     write_spam(rng)
     write_pos(rng)
     write_g2p(random.Random(4321))
+    write_de_en(random.Random(5678))
 
 
 if __name__ == "__main__":

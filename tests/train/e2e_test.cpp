@@ -696,6 +696,25 @@ TEST(EndToEnd, TinyGraphemeToPhonemeLearnsAndInferTranslatesAsTheModelInMemory) 
   EXPECT_EQ(checked, 6) << o.output;
 }
 
+TEST(EndToEnd, TinyTranslationLearnsAndReportsBleuAndChrf) {
+  const std::string out = fresh_dir("de_en");
+  Outcome o = run_train("--config configs/tiny/seq2seq_de_en.yaml --set train.output_dir=" + out);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  auto l = losses(out);
+  ASSERT_GE(l.size(), 5u);
+  EXPECT_LT(l.back().second, l.front().second / 3) << o.output;
+  auto test = nlohmann::json::parse(file_bytes(out + "/final_metrics.json"))["test"];
+  // eval.decode_metrics names BLEU and chrF, so the error rates are not reported. The toy
+  // grammar translates word for word, so a model that learnt it scores far above one that
+  // did not (an untrained decoder's BLEU is near 0).
+  EXPECT_FALSE(test.contains("sequence_error_rate")) << test;
+  EXPECT_GT(test["bleu"].get<double>(), 50.0) << o.output;
+  EXPECT_GT(test["chrf"].get<double>(), 70.0) << o.output;
+  EXPECT_LE(test["bleu"].get<double>(), 100.0) << test;
+  EXPECT_LE(test["chrf"].get<double>(), 100.0) << test;
+  EXPECT_NE(o.output.find("outputs on held-out sources"), std::string::npos) << o.output;
+}
+
 TEST(EndToEnd, Seq2SeqEvaluationDecodesUnlessTurnedOff) {
   const std::string out = fresh_dir("g2p_no_decode");
   Outcome o = run_train(

@@ -128,6 +128,8 @@ struct EvalConfig {
   int64_t max_batches = 0;            // 0 = the whole split
   std::optional<int64_t> batch_size;  // unset: train.batch_size
   bool decode = true;                 // seq2seq: also decode the examples and score the outputs
+  // seq2seq: what scores the decoded outputs; unset: the error rates (G2P's WER and PER).
+  std::optional<std::vector<std::string>> decode_metrics;
   // Hugging Face's load_best_model_at_end: save a checkpoint at every evaluation of
   // data.valid that beats the best so far by metric_for_best_model, keep it through the
   // rotation, and load it for the final evaluation (train/run/best_model.h).

@@ -26,13 +26,20 @@ void visit_output_sections(V& v, C& c) {
             {.doc = "Evaluation batch size; `null`: `train.batch_size`.",
              .resume = OnResume::kApplies,
              .rule = rule::AtLeast{1}});
-    v.field(
-        "decode", c.eval.decode,
-        {.doc = "seq2seq: besides the teacher-forced loss and accuracy, decode the evaluated "
-                "examples (greedy, or beam search with `generation.num_beams` > 1) and report "
-                "`sequence_error_rate` and `token_error_rate` against every reference of a source. "
-                "Turn off when decoding a large split at every evaluation costs too much.",
-         .resume = OnResume::kApplies});
+    v.field("decode", c.eval.decode,
+            {.doc = "seq2seq: besides the teacher-forced loss and accuracy, decode the evaluated "
+                    "examples (greedy, or beam search with `generation.num_beams` > 1) and report "
+                    "`eval.decode_metrics` against every reference of a source. Turn off when "
+                    "decoding a large split at every evaluation costs too much.",
+             .resume = OnResume::kApplies});
+    v.field("decode_metrics", c.eval.decode_metrics,
+            {.doc = "seq2seq with `eval.decode`: what scores the decoded outputs, any of "
+                    "`sequence_error_rate` and `token_error_rate` (G2P's WER and PER, on token "
+                    "ids), `bleu` and `chrf` (translation: corpus BLEU and chrF exactly as "
+                    "sacrebleu's defaults compute them, 13a tokenisation, 0 to 100, on the "
+                    "decoded text). `null`: `[sequence_error_rate, token_error_rate]`.",
+             .resume = OnResume::kApplies,
+             .rule = rule::DistinctNames{}});
     v.field(
         "load_best_model_at_end", c.eval.load_best_model_at_end,
         {.doc = "Hugging Face's option: every evaluation of `data.valid` (each `eval.every_steps`, "
@@ -44,15 +51,16 @@ void visit_output_sections(V& v, C& c) {
                 "earlier step. Needs `data.valid` and `eval.every_steps` > 0. The best so far is "
                 "part of each checkpoint, so a resumed run chooses as an uninterrupted one.",
          .resume = OnResume::kFixed});
-    v.field("metric_for_best_model", c.eval.metric_for_best_model,
-            {.doc = "What \"best\" is judged by: a name the evaluation reports (`loss`, "
-                    "`perplexity`, `accuracy`; a classifier's `macro_f1` and `<label>_precision`, "
-                    "`_recall`, `_f1`; seq2seq with `eval.decode`: `sequence_error_rate`, "
-                    "`token_error_rate`), with or without Hugging Face's `eval_` prefix. `null`: "
-                    "`loss`. Only with `eval.load_best_model_at_end`. Checked before any work, "
-                    "like every key: a classifier's `<label>` against `data.labels` or, when that "
-                    "is unset, the labels of `data.train`.",
-             .resume = OnResume::kFixed});
+    v.field(
+        "metric_for_best_model", c.eval.metric_for_best_model,
+        {.doc = "What \"best\" is judged by: a name the evaluation reports (`loss`, "
+                "`perplexity`, `accuracy`; a classifier's `macro_f1` and `<label>_precision`, "
+                "`_recall`, `_f1`; seq2seq with `eval.decode`: those of "
+                "`eval.decode_metrics`), with or without Hugging Face's `eval_` prefix. `null`: "
+                "`loss`. Only with `eval.load_best_model_at_end`. Checked before any work, "
+                "like every key: a classifier's `<label>` against `data.labels` or, when that "
+                "is unset, the labels of `data.train`.",
+         .resume = OnResume::kFixed});
     v.field("greater_is_better", c.eval.greater_is_better,
             {.doc = "Whether a higher `eval.metric_for_best_model` is better. `null`: false for "
                     "`loss`, `perplexity` and the error rates, true otherwise (Hugging Face "

@@ -100,9 +100,13 @@ struct RowChecks {
   }
   void check(const std::string& key, const std::vector<std::string>& names,
              const rule::DistinctNames&) {
-    c.check(!names.empty(), key, "must name at least one label");
-    const std::set<std::string> distinct(names.begin(), names.end());
-    c.check(distinct.size() == names.size(), key, "has a label twice");
+    c.check(!names.empty(), key, "must name at least one");
+    std::set<std::string> seen;
+    for (const std::string& name : names) {
+      if (seen.insert(name).second) continue;
+      c.check(false, key, "lists '{}' twice", name);
+      break;
+    }
   }
   void check(const std::string& key, int64_t value, const rule::IntIs& r) {
     c.check(r.ok(value), key, "{}", fmt::format(fmt::runtime(r.message), value));

@@ -52,7 +52,7 @@ std::map<std::string, double> evaluate(const TrainingTask& task, nn::PretrainedM
     std::vector<data::Example> examples;
     for (size_t i = 0; i < n; ++i) examples.push_back(split->get(i));
     const std::map<std::string, double> decoded = task.decoding_metrics(
-        model, examples, c, static_cast<int64_t>(loader.options().batch_size));
+        model, data, examples, c, static_cast<int64_t>(loader.options().batch_size));
     results.insert(decoded.begin(), decoded.end());
   }
   return results;

@@ -2,8 +2,8 @@
 // `source<TAB>target`. Evaluation also decodes the sources and scores the outputs, since
 // teacher-forced accuracy flatters such a model.
 #include "data/collators.h"
-#include "decode/sequence_metrics.h"
 #include "nn/models/encoder_decoder.h"
+#include "train/config/config_check.h"
 #include "train/tasks/model_configs.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/seq2seq_eval.h"
@@ -19,6 +19,13 @@ class Seq2SeqTask final : public TrainingTask {
   std::vector<Arch> architectures() const override { return {Arch::kBart}; }
   bool accepts_any_tokenizer() const override { return true; }
   bool has_targets() const override { return true; }
+
+  void check(const RunConfig& config) const override {
+    TrainingTask::check(config);
+    Checker c(config.origins);
+    for (const std::string& name : config.eval.decode_metrics.value_or(default_decoding_metrics()))
+      c.one_of("eval.decode_metrics", name, decoding_metric_choices(), "metric");
+  }
 
   // A WordPiece vocabulary serves both sides (BART shares one embedding table), so it trains on
   // the sources and the targets.
@@ -54,15 +61,18 @@ class Seq2SeqTask final : public TrainingTask {
 
   std::vector<std::string> decoding_metric_names(const EvalConfig& eval) const override {
     if (!eval.decode) return {};
-    return decode::SequenceErrorAccumulator::metric_names();
+    return eval.decode_metrics.value_or(default_decoding_metrics());
   }
 
   std::map<std::string, double> decoding_metrics(const nn::PretrainedModel& model,
+                                                 const TaskData& d,
                                                  std::span<const data::Example> examples,
                                                  const RunConfig& c,
                                                  int64_t batch_size) const override {
     if (!c.eval.decode) return {};
-    return decode_and_score(encoder_decoder(model), examples, c.generation, batch_size).metrics;
+    const std::vector<DecodedSource> decoded =
+        decode_sources(encoder_decoder(model), examples, c.generation, batch_size);
+    return score_decoded(decoded, decoding_metric_names(c.eval), *d.tokenizer);
   }
 
   // A few held-out sources with the model's output and the references.
@@ -75,11 +85,11 @@ class Seq2SeqTask final : public TrainingTask {
     const size_t stride = std::max<size_t>(1, split->size() / kCount);
     for (size_t i = 0; i < split->size() && examples.size() < kCount; i += stride)
       examples.push_back(split->get(i));
-    Seq2SeqDecoding decoded = decode_and_score(encoder_decoder(model), examples, c.generation,
-                                               static_cast<int64_t>(kCount));
+    const std::vector<DecodedSource> decoded = decode_sources(
+        encoder_decoder(model), examples, c.generation, static_cast<int64_t>(kCount));
     const data::TextTokenizer& tok = *d.tokenizer;
     std::string out = "outputs on held-out sources (output | reference):";
-    for (const DecodedSource& s : decoded.decoded)
+    for (const DecodedSource& s : decoded)
       out += fmt::format("\n  {} -> {} | {}", tok.decode_source(s.source), tok.decode(s.output),
                          tok.decode(s.references.front()));
     return out;

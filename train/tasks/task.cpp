@@ -41,9 +41,9 @@ std::vector<std::string> TrainingTask::metric_names(const std::vector<std::strin
 }
 
 std::map<std::string, double> TrainingTask::decoding_metrics(
-    const nn::PretrainedModel& model, std::span<const data::Example> examples,
+    const nn::PretrainedModel& model, const TaskData& data, std::span<const data::Example> examples,
     const RunConfig& config, int64_t batch_size) const {
-  (void)model, (void)examples, (void)config, (void)batch_size;
+  (void)model, (void)data, (void)examples, (void)config, (void)batch_size;
   return {};
 }
 

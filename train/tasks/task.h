@@ -112,13 +112,15 @@ class TrainingTask {
   // Every metric an evaluation reports: the teacher-forced ones, then decoding_metric_names.
   std::vector<std::string> metric_names(const std::vector<std::string>& scored_classes,
                                         const EvalConfig& eval) const;
-  // Metrics of the model's own outputs (seq2seq's error rates), beside the teacher-forced ones.
+  // Metrics of the model's own outputs (seq2seq's error rates, BLEU, chrF), beside the
+  // teacher-forced ones.
   virtual std::vector<std::string> decoding_metric_names(const EvalConfig& eval) const {
     (void)eval;
     return {};
   }
   // Those metrics over `examples`; the model is in eval mode.
   virtual std::map<std::string, double> decoding_metrics(const nn::PretrainedModel& model,
+                                                         const TaskData& data,
                                                          std::span<const data::Example> examples,
                                                          const RunConfig& config,
                                                          int64_t batch_size) const;
