@@ -11,14 +11,6 @@ template <typename V, typename C>
 void visit_lora_section(V& v, C& c) {
   v.section("lora", [&] {
     auto& l = c.lora;
-    v.field("target_modules", l.target_modules,
-            {.doc = "The Linear modules that get adapters, by Hugging Face module name as PEFT "
-                    "matches them (the full name, or its end after a dot: `query` adapts every "
-                    "`...attention.self.query`); setting it turns LoRA on. The base weights are "
-                    "frozen (no gradients, no optimizer state); needs `init_from`. A name that "
-                    "matches no Linear is an error. PEFT's per-model default is not guessed.",
-             .resume = OnResume::kFixed,
-             .rule = rule::DistinctNames{}});
     v.field("r", l.r,
             {.doc = "The adapters' rank: A is [r, in], B [out, r].",
              .resume = OnResume::kFixed,
@@ -32,6 +24,14 @@ void visit_lora_section(V& v, C& c) {
             {.doc = "Dropout on the adapters' input, drawn from the model's dropout stream.",
              .resume = OnResume::kFixed,
              .rule = rule::UnitInterval{}});
+    v.field("target_modules", l.target_modules,
+            {.doc = "The Linear modules that get adapters, by Hugging Face module name as PEFT "
+                    "matches them (the full name, or its end after a dot: `query` adapts every "
+                    "`...attention.self.query`); setting it turns LoRA on. The base weights are "
+                    "frozen (no gradients, no optimizer state); needs `init_from`. A name that "
+                    "matches no Linear is an error. PEFT's per-model default is not guessed.",
+             .resume = OnResume::kFixed,
+             .rule = rule::DistinctNames{}});
     v.field("modules_to_save", l.modules_to_save,
             {.doc = "Modules trained whole besides the adapters (matched as `target_modules`), "
                     "e.g. `[classifier, pooler]`: a head that `init_from` lacks must be here (or "
