@@ -429,9 +429,9 @@ def case_killed_rank(r):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=["bert", "gpt", "tasks", "lora", "pipeline", "zero1", "resume",
-                                         "unshared", "bad_data", "different_data", "signal",
-                                         "killed_rank"])
+    parser.add_argument("case", choices=["bert", "gpt", "tasks", "lora", "pipeline", "zero1",
+                                         "resume", "unshared", "bad_data", "different_data",
+                                         "signal", "killed_rank"])
     parser.add_argument("--train", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
