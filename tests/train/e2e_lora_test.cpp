@@ -1,7 +1,7 @@
 // LoRA end to end (configs/tiny/lora_classify.yaml): a classifier fine-tuned through adapters
 // from the tiny MLM checkpoint learns with its base frozen, writes PEFT's files, resumes after
-// SIGKILL bit for bit, serves `infer` with the adapter applied or merged, and bad `lora` keys
-// exit with 2 and one line naming what is wrong.
+// SIGKILL bit for bit, serves `infer` with the adapter applied or merged, starts a next run as
+// the adapted model, and bad `lora` keys exit with 2 and one line naming what is wrong.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -119,6 +119,22 @@ TEST(EndToEndLora, ClassifierLearnsThroughAdaptersWithItsBaseFrozenAndResumesBit
   const std::vector<double> from_merged = probabilities("--checkpoint " + merged, text);
   ASSERT_EQ(from_merged.size(), 2u);
   for (size_t i = 0; i < own.size(); ++i) EXPECT_NEAR(from_merged[i], own[i], 1e-5);
+
+  // A run from the LoRA checkpoint (a pipeline's next stage) starts from the adapted model: at a
+  // rate too small to move it, it scores what the LoRA run scored.
+  const std::string next = fresh_dir("lora_next");
+  const Outcome from_lora =
+      run_train("--config configs/tiny/bert_classify.yaml --set init_from=" + ckpt.string() +
+                " --set train.output_dir=" + next +
+                " --set train.max_steps=1 --set optim.lr=1e-12 --set schedule.warmup_steps=0");
+  ASSERT_EQ(from_lora.exit_code, 0) << from_lora.output;
+  EXPECT_NE(from_lora.output.find("holds a LoRA adapter (adapter_config.json): merged"),
+            std::string::npos)
+      << from_lora.output;
+  const auto next_metrics = nlohmann::json::parse(file_bytes(next + "/final_metrics.json"));
+  EXPECT_EQ(next_metrics["test"]["accuracy"], final_metrics["test"]["accuracy"]);
+  EXPECT_NEAR(next_metrics["test"]["loss"].get<double>(),
+              final_metrics["test"]["loss"].get<double>(), 1e-4);
 
   // Bad lora keys: one line naming the key and what is wrong, exit code 2.
   const Outcome unknown = run_train(

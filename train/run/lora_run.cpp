@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "nn/lora_files.h"
@@ -10,6 +11,8 @@
 
 namespace heed::train {
 namespace {
+
+namespace fs = std::filesystem;
 
 // The seed of the adapters' A matrices: the run's, apart from the model's own initialisation.
 constexpr uint64_t kLoraSeedOffset = 0x4c6f5241;  // "LoRA"
@@ -24,6 +27,23 @@ nn::LoraSpec lora_spec(const LoraConfig& c) {
   return {.options = {.r = c.r, .alpha = c.lora_alpha, .dropout = c.lora_dropout},
           .target_modules = c.target_modules.value_or(std::vector<std::string>{}),
           .modules_to_save = c.modules_to_save.value_or(std::vector<std::string>{})};
+}
+
+std::vector<std::string> merge_init_from_adapter(const RunConfig& c, nn::PretrainedModel& model,
+                                                 const Log& log) {
+  if (!c.init_from || !fs::is_regular_file(fs::path(*c.init_from) / "adapter_config.json")) {
+    return {};
+  }
+  // A's draw does not matter: the adapter's file sets it.
+  Generator unused(0);
+  const std::vector<std::string> loaded = nn::apply_adapter(model, *c.init_from, unused);
+  nn::merge_lora(model);
+  for (auto [name, p] : model.named_parameters()) p.set_requires_grad(true);  // all train again
+  log(
+      fmt::format("init_from {} holds a LoRA adapter (adapter_config.json): merged into the "
+                  "weights, as infer applies it",
+                  *c.init_from));
+  return loaded;
 }
 
 void set_up_lora(const RunConfig& c, nn::PretrainedModel& model,

@@ -13,6 +13,12 @@ namespace heed::train {
 
 nn::LoraSpec lora_spec(const LoraConfig& config);
 
+// When init_from is a LoRA run's checkpoint (it holds adapter_config.json), its adapter merged
+// into `model`, which holds init_from's weights: the run starts from the fine-tuned model, as
+// `infer` would run it. Returns the parameters the adapter loaded (its modules_to_save).
+std::vector<std::string> merge_init_from_adapter(const RunConfig& config,
+                                                 nn::PretrainedModel& model, const Log& log);
+
 // With config.lora on: adapts and freezes `model`, whose parameters `fresh` init_from lacked;
 // each of those must lie in a module of lora.modules_to_save or an adapted one, else a
 // ConfigError names the module. Logs the adapters and the trainable share.

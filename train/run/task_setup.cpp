@@ -162,7 +162,10 @@ std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& c, const TaskD
                     r.loaded.size(), fmt::join(r.missing, ", "), r.unexpected.size()));
     HEED_CHECK(!r.loaded.empty(), "init_from {}: no tensor of the checkpoint fits {}", *c.init_from,
                model->architecture());
-    fresh = r.missing;
+    const std::vector<std::string> from_adapter = merge_init_from_adapter(c, *model, log);
+    for (const std::string& name : r.missing) {
+      if (std::ranges::count(from_adapter, name) == 0) fresh.push_back(name);
+    }
   }
   set_up_lora(c, *model, fresh, log);
   log(fmt::format("model: {} with {:.2f}M parameters", model->architecture(),
