@@ -177,7 +177,12 @@ std::vector<std::string> load_adapter_weights(PretrainedModel& model, const std:
 
 std::vector<std::string> apply_adapter(PretrainedModel& model, const std::string& dir,
                                        Generator& init) {
-  attach_lora(model, read_adapter_config(dir), init);
+  const LoraSpec spec = read_adapter_config(dir);
+  try {
+    attach_lora(model, spec, init);
+  } catch (const Error& e) {
+    fail("{}: {}", (fs::path(dir) / kConfigFile).string(), e.what());
+  }
   return load_adapter_weights(model, dir);
 }
 
