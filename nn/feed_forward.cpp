@@ -19,8 +19,9 @@ Tensor FeedForward::forward(const Tensor& x) const {
   Tensor hidden;
   const bool gelu =
       options.activation == Activation::gelu || options.activation == Activation::gelu_tanh;
-  if (gelu && in_proj->bias.defined()) {
-    // One op: GELU's backward runs inside the projection's bias-gradient pass.
+  if (gelu && in_proj->bias.defined() && !in_proj->lora) {
+    // One op: GELU's backward runs inside the projection's bias-gradient pass (which reads the
+    // weight alone, so not with a LoRA adapter's update).
     hidden = linear_gelu(x, in_proj->weight, in_proj->bias,
                          options.activation == Activation::gelu_tanh ? GeluApproximation::tanh
                                                                      : GeluApproximation::none,

@@ -14,7 +14,8 @@ Linear::Linear(int64_t in, int64_t out, Generator& init, bool has_bias, double i
 }
 
 Tensor Linear::forward(const Tensor& x) const {
-  return linear(x, weight, bias, layout);
+  Tensor y = linear(x, weight, bias, layout);
+  return lora ? add(y, lora->delta(x, is_training())) : y;
 }
 
 }  // namespace heed::nn

@@ -8,7 +8,11 @@
 //   infer translate --checkpoint DIR --text "..." [--num-beams N] [--max-new-tokens N]
 //   infer attention --checkpoint DIR --text "..." [--text-pair "..."] [--target "..."]
 //                   --out attention.html   (--json: the probabilities [layer][head][query][key])
-// (`seq2seq` is another name for translate.) Every subcommand takes --json (one JSON object
+//   infer merge     --checkpoint DIR [--adapter ADAPTER] --out MERGED
+//                   (the LoRA adapter merged into the weights: a plain model directory)
+// (`seq2seq` is another name for translate.) Every subcommand takes --adapter ADAPTER, a LoRA
+// adapter directory in PEFT's layout applied to the checkpoint (a LoRA run's checkpoint applies
+// its own without it), and --json (one JSON object
 // per text, with the token ids); a text of "-" reads one text per line from stdin. Any error
 // is one line on stderr, "infer SUBCOMMAND: ...", and exit code 2.
 #include <CLI/CLI.hpp>
@@ -44,6 +48,10 @@ CLI::App* add_command(CLI::App& app, const std::string& name, const std::string&
                   "model directory (config.json, "
                   "model.safetensors, tokenizer files)")
       ->required();
+  sub->add_option("--adapter", common.adapter,
+                  "LoRA adapter directory (PEFT's adapter_config.json, adapter_model.safetensors) "
+                  "to apply to the checkpoint")
+      ->default_str("the checkpoint's own adapter_config.json, if any");
   sub->add_flag("--json", common.json, "one JSON object per text, with token ids");
   return sub;
 }
@@ -146,6 +154,15 @@ CLI::App* add_attention(CLI::App& app, AttentionArgs& attention) {
   return cmd;
 }
 
+CLI::App* add_merge(CLI::App& app, MergeArgs& merge) {
+  CLI::App* cmd = add_command(app, "merge",
+                              "merge a LoRA adapter into the weights (W + lora_alpha / r * B A) "
+                              "and write a plain model directory",
+                              merge);
+  cmd->add_option("--out", merge.out, "the merged model's directory")->required();
+  return cmd;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"Run a heed checkpoint on text"};
   app.require_subcommand(1);
@@ -157,12 +174,14 @@ int run(int argc, char** argv) {
   ScoreArgs score;
   TranslateArgs translate;
   AttentionArgs attention;
+  MergeArgs merge;
   CLI::App* fill_cmd = add_fill_mask(app, fill);
   CLI::App* classify_cmd = add_classify(app, classify, truncation_name);
   CLI::App* gen_cmd = add_generate(app, gen);
   CLI::App* score_cmd = add_score(app, score);
   CLI::App* translate_cmd = add_translate(app, translate);
   CLI::App* attention_cmd = add_attention(app, attention);
+  CLI::App* merge_cmd = add_merge(app, merge);
 
   // Named before parsing, so that a parse error names the subcommand too.
   if (argc > 1) {
@@ -192,6 +211,7 @@ int run(int argc, char** argv) {
   if (*score_cmd) run_score(score, std::cout);
   if (*translate_cmd) run_translate(translate, std::cout);
   if (*attention_cmd) run_attention(attention, std::cout);
+  if (*merge_cmd) run_merge(merge, std::cout);
   return 0;
 }
 

@@ -187,7 +187,7 @@ void run_attention(const AttentionArgs& given, std::ostream& out) {
   HEED_CHECK(args.json || !args.out.empty(),
              "--out: the page needs a file to go to (or --json for the probabilities)");
   Checkpoint c = load_checkpoint(
-      args.checkpoint, "attention",
+      args, "attention",
       {"BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification",
        "RobertaForMaskedLM", "RobertaForSequenceClassification", "RobertaForTokenClassification",
        "DistilBertForMaskedLM", "DistilBertForSequenceClassification",

@@ -85,8 +85,7 @@ data::Encoding mask_aware_encoding(const data::TextTokenizer& tok, std::string_v
 void run_fill_mask(const FillMaskArgs& args, std::ostream& out) {
   HEED_CHECK(args.top_k >= 1, "--top-k must be >= 1, got {}", args.top_k);
   const std::vector<std::string> texts = input_texts(args.text, "text");
-  Checkpoint c =
-      load_checkpoint(args.checkpoint, "fill-mask", encoder_architectures({"ForMaskedLM"}));
+  Checkpoint c = load_checkpoint(args, "fill-mask", encoder_architectures({"ForMaskedLM"}));
   check_top_k(args.top_k, c);
   const auto& model = static_cast<const nn::BertForMaskedLM&>(*c.model);
   const data::TextTokenizer& tok = c.tokenizer;
@@ -240,7 +239,7 @@ void classify_tokens(const Checkpoint& c, const ClassifyArgs& args,
 void run_classify(const ClassifyArgs& args, std::ostream& out) {
   const std::vector<std::string> texts = input_texts(args.text, "text");
   Checkpoint c = load_checkpoint(
-      args.checkpoint, "classify",
+      args, "classify",
       encoder_architectures({"ForSequenceClassification", "ForTokenClassification"}));
   NoGradGuard no_grad;
   if (c.model->architecture().ends_with("ForTokenClassification")) {

@@ -12,6 +12,9 @@ namespace heed::infer {
 
 struct CommonArgs {
   std::string checkpoint;
+  // A LoRA adapter directory (PEFT's files) to apply to the checkpoint; empty: the checkpoint's
+  // own adapter_config.json when it has one (a LoRA run's checkpoint), else none.
+  std::string adapter;
   bool json = false;
 };
 
@@ -30,6 +33,13 @@ struct ClassifyArgs : CommonArgs {
   std::optional<data::Truncation> truncation;
 };
 void run_classify(const ClassifyArgs& args, std::ostream& out);
+
+// Writes the checkpoint with its adapter merged (W + lora_alpha / r * B A) as a plain model
+// directory: config.json, model.safetensors and the tokenizer's files.
+struct MergeArgs : CommonArgs {
+  std::string out;
+};
+void run_merge(const MergeArgs& args, std::ostream& out);
 
 struct GenerateArgs : CommonArgs {
   std::string prompt;

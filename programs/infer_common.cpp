@@ -12,6 +12,7 @@
 #include "io/json_file.h"
 #include "nn/models/gpt.h"
 #include "nn/pretrained_io.h"
+#include "programs/infer_adapter.h"
 
 namespace heed::infer {
 namespace {
@@ -55,17 +56,21 @@ void check_same_vocabulary(const std::string& dir, const nlohmann::json& config,
 
 }  // namespace
 
-Checkpoint load_checkpoint(const std::string& dir, const std::string& command,
+Checkpoint load_checkpoint(const CommonArgs& args, const std::string& command,
                            const std::vector<std::string>& architectures) {
+  const std::string& dir = args.checkpoint;
   HEED_CHECK(fs::exists(dir), "checkpoint {} does not exist", dir);
   HEED_CHECK(fs::is_directory(dir), "checkpoint {} is not a directory", dir);
-  const nlohmann::json config = nn::read_model_config(dir);
+  const std::string adapter = adapter_directory(args);
+  const nlohmann::json config = nn::read_model_config(model_config_directory(args));
   const std::string arch = nn::declared_architecture(config);
   HEED_CHECK(std::find(architectures.begin(), architectures.end(), arch) != architectures.end(),
-             "checkpoint {} is a {}; {} needs a {}", dir, arch, command, join_or(architectures));
+             "checkpoint {} is a {}; {} needs a {}", model_config_directory(args), arch, command,
+             join_or(architectures));
   data::TextTokenizer tokenizer = data::TextTokenizer::load(dir);
   check_same_vocabulary(dir, config, tokenizer);
-  Checkpoint c{dir, nn::from_pretrained(dir), std::move(tokenizer)};
+  Checkpoint c{dir, adapter.empty() ? nn::from_pretrained(dir) : with_adapter(args, config),
+               std::move(tokenizer)};
   c.model->eval();
   return c;
 }

@@ -9,6 +9,7 @@
 #include "nn/models/bert.h"
 #include "nn/models/gpt.h"
 #include "nn/models/pretrained.h"
+#include "programs/infer_commands.h"
 
 namespace heed::infer {
 
@@ -19,10 +20,11 @@ struct Checkpoint {
   data::TextTokenizer tokenizer;
 };
 
-// Loads `dir` if its config.json names one of `architectures`; otherwise throws
-// "checkpoint DIR is a X; COMMAND needs a Y". A tokenizer whose vocabulary is not config.json's
-// vocab_size throws, naming both files and sizes, before any text is run.
-Checkpoint load_checkpoint(const std::string& dir, const std::string& command,
+// Loads args.checkpoint, with args.adapter (or the checkpoint's own adapter) applied, if the
+// model's config.json names one of `architectures`; otherwise throws "checkpoint DIR is a X;
+// COMMAND needs a Y". A tokenizer whose vocabulary is not config.json's vocab_size throws,
+// naming both files and sizes, before any text is run.
+Checkpoint load_checkpoint(const CommonArgs& args, const std::string& command,
                            const std::vector<std::string>& architectures);
 
 // Throws "--top-k: must be at most the vocabulary size, V (checkpoint DIR), got K" when k > V.

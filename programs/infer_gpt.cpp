@@ -25,7 +25,7 @@ json tokens_json(const data::TextTokenizer& tok, const std::vector<int32_t>& ids
 
 void run_generate(const GenerateArgs& args, std::ostream& out) {
   const std::vector<std::string> prompts = input_texts(args.prompt, "prompt");
-  Checkpoint c = load_checkpoint(args.checkpoint, "generate", {"GPT2LMHeadModel"});
+  Checkpoint c = load_checkpoint(args, "generate", {"GPT2LMHeadModel"});
   check_top_k(args.top_k, c);
   const auto& model = static_cast<const nn::GPT&>(*c.model);
   decode::GenerationOptions options;
@@ -74,7 +74,7 @@ void run_generate(const GenerateArgs& args, std::ostream& out) {
 
 void run_score(const ScoreArgs& args, std::ostream& out) {
   const std::vector<std::string> texts = input_texts(args.text, "text");
-  Checkpoint c = load_checkpoint(args.checkpoint, "score", {"GPT2LMHeadModel"});
+  Checkpoint c = load_checkpoint(args, "score", {"GPT2LMHeadModel"});
   const auto& model = static_cast<const nn::GPT&>(*c.model);
   for (size_t n = 0; n < texts.size(); ++n) {
     const std::vector<int32_t> text_ids = c.tokenizer.encode(texts[n]);

@@ -14,7 +14,7 @@ namespace heed::infer {
 void run_translate(const TranslateArgs& args, std::ostream& out) {
   HEED_CHECK(args.num_beams >= 1, "--num-beams: must be at least 1, got {}", args.num_beams);
   const std::vector<std::string> texts = input_texts(args.text, "text");
-  Checkpoint c = load_checkpoint(args.checkpoint, "translate", {"BartForConditionalGeneration"});
+  Checkpoint c = load_checkpoint(args, "translate", {"BartForConditionalGeneration"});
   const auto& model = static_cast<const nn::EncoderDecoder&>(*c.model);
   const int64_t positions = model.config.max_position_embeddings;
   // The decoder start token takes the first position.

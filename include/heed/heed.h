@@ -25,6 +25,8 @@
 #include "heed/nn/kv_cache.h"
 #include "heed/nn/layer_norm.h"
 #include "heed/nn/linear.h"
+#include "heed/nn/lora.h"
+#include "heed/nn/lora_files.h"
 #include "heed/nn/models/bert.h"
 #include "heed/nn/models/config_json.h"
 #include "heed/nn/models/encoder_decoder.h"

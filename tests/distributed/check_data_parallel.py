@@ -159,6 +159,27 @@ def case_tasks(r):
         compare_runs(one, two, 8, f"{config}, 1 process vs 2 ranks")
 
 
+def case_lora(r):
+    """LoRA: only the adapters and the modules_to_save are reduced (the frozen base has no
+    gradient); 2 ranks against 1 process, and ZeRO-1 against plain data parallelism bit for bit."""
+    mlm = r.run("configs/tiny/bert_mlm.yaml", "mlm", ["train.max_steps=10"], ranks=2)
+    sets = [f"init_from={mlm}/checkpoint-10", "train.max_steps=8", "checkpoint.every_steps=8",
+            "lora.lora_dropout=0"] + NO_DROPOUT
+    one = r.run("configs/tiny/lora_classify.yaml", "lora_one", sets)
+    two = r.run("configs/tiny/lora_classify.yaml", "lora_two", sets, ranks=2)
+    compare_runs(one, two, 8, "LoRA, 1 process vs 2 ranks")
+    d = max_difference(safetensors(f"{one}/checkpoint-8/adapter_model.safetensors"),
+                       safetensors(f"{two}/checkpoint-8/adapter_model.safetensors"))
+    check(d <= PARAM_ATOL,
+          f"LoRA, 1 process vs 2 ranks: adapters agree (largest difference {d:.2e})")
+    zero = r.run("configs/tiny/lora_classify.yaml", "lora_zero1", sets + ["train.zero_stage=1"],
+                 ranks=2)
+    for f in ["model", "optimizer", "adapter_model"]:
+        d = max_difference(safetensors(f"{two}/checkpoint-8/{f}.safetensors"),
+                           safetensors(f"{zero}/checkpoint-8/{f}.safetensors"))
+        check(d == 0.0, f"LoRA, ZeRO-1 vs DDP: {f}.safetensors identical (largest difference {d})")
+
+
 def case_pipeline(r):
     """A pipeline under mpirun: the second stage starts from the model the first ended with, on
     every rank, and the job ends when both are done."""
@@ -408,9 +429,9 @@ def case_killed_rank(r):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=["bert", "gpt", "tasks", "pipeline", "zero1", "resume",
-                                         "unshared", "bad_data", "different_data", "signal",
-                                         "killed_rank"])
+    parser.add_argument("case", choices=["bert", "gpt", "tasks", "lora", "pipeline", "zero1",
+                                         "resume", "unshared", "bad_data", "different_data",
+                                         "signal", "killed_rank"])
     parser.add_argument("--train", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()

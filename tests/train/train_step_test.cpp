@@ -1,5 +1,6 @@
 // train::train_step, the step `train` runs and bench/train_step_bench.cpp times: a tiny BERT
-// trained with bf16 matrix products follows the f32 run's loss curve.
+// trained with bf16 matrix products follows the f32 run's loss curve; a LoRA step moves only
+// what trains.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "autograd/generator.h"
 #include "autograd/ops.h"
+#include "nn/lora.h"
 #include "nn/models/bert.h"
 #include "support/test_util.h"
 #include "train/run/train_step.h"
@@ -131,4 +133,57 @@ TEST(TrainStep, AMicroBatchWithoutTargetsIsSkippedAndAStepOfOnlySuchMakesNoUpdat
   EXPECT_DOUBLE_EQ(mixed.loss, alone.loss);
   EXPECT_EQ(model.parameters().front().to_vector<float>(),
             twin.parameters().front().to_vector<float>());
+}
+
+// LoRA: the step's optimizer holds the adapters and the modules_to_save alone; a frozen base
+// weight gets no gradient and no state and stays as it was, bit for bit, through steps with and
+// without clipping.
+TEST(TrainStep, LoraStepsOnlyAdaptersAndSavedModules) {
+  nn::BertConfig c{.vocab_size = 40,
+                   .hidden_size = 32,
+                   .num_hidden_layers = 2,
+                   .num_attention_heads = 2,
+                   .intermediate_size = 64,
+                   .max_position_embeddings = 16};
+  nn::BertForMaskedLM model(c, 7);
+  model.train();
+  Generator init(8);
+  nn::attach_lora(model,
+                  {.options = {.r = 4, .alpha = 8, .dropout = 0.1},
+                   .target_modules = {"query", "value"},
+                   .modules_to_save = {"cls.predictions.transform"}},
+                  init);
+  auto optimizer = train::make_optimizer({.lr = 1e-2, .weight_decay = 0.01}, model);
+  std::vector<std::string> stepped;
+  for (const optim::ParamGroup& group : optimizer->param_groups()) {
+    for (const auto& [name, p] : group.params) stepped.push_back(name);
+  }
+  std::vector<std::string> expected;
+  for (const auto& [name, p] : nn::trainable_parameters(model)) expected.push_back(name);
+  std::ranges::sort(stepped);
+  std::ranges::sort(expected);
+  EXPECT_EQ(stepped, expected);
+  EXPECT_EQ(stepped.size(), 4u + 2 * 2 * 2);  // the transform's dense and LayerNorm; 4 A, 4 B
+
+  const std::string frozen = "bert.encoder.layer.0.attention.self.query.weight";
+  Tensor weight;
+  for (const auto& [name, p] : model.named_parameters()) {
+    if (name == frozen) weight = p;
+  }
+  const std::vector<float> before = weight.to_vector<float>();
+  const std::vector<data::Batch> batches = counting_batches(2, 8, 16, c.vocab_size);
+  for (double clip : {1.0, 0.0}) {
+    const train::StepOutcome o =
+        train::train_step(train::task_for("mlm"), model, *optimizer, [&] { return batches[0]; },
+                          {.max_grad_norm = clip});
+    EXPECT_TRUE(o.updated);
+    EXPECT_GT(o.grad_norm, 0.0);
+  }
+  EXPECT_EQ(weight.to_vector<float>(), before);
+  EXPECT_FALSE(weight.grad().defined());
+  EXPECT_THROW(optimizer->state(frozen), Error);  // not one of its parameters
+  const optim::ParamState* adapter =
+      optimizer->state("bert.encoder.layer.0.attention.self.query.lora_B.weight");
+  ASSERT_NE(adapter, nullptr);
+  EXPECT_EQ(adapter->step, 2);
 }

@@ -168,6 +168,18 @@ struct DistillConfig {
   std::optional<std::vector<int64_t>> student_layers;
 };
 
+// lora: fine-tuning through LoRA adapters with PEFT's LoraConfig names and defaults (nn/lora.h).
+// On when target_modules is set.
+struct LoraConfig {
+  int64_t r = 8;
+  double lora_alpha = 8;
+  double lora_dropout = 0.0;
+  std::optional<std::vector<std::string>> target_modules;   // Hugging Face module names
+  std::optional<std::vector<std::string>> modules_to_save;  // modules trained whole
+  std::string bias = "none";                                // the only one heed trains
+  bool enabled() const { return target_modules.has_value(); }
+};
+
 // Where each key of a config came from, so that any check can name the place: the file and
 // line of the key, or the `--set` override that set it (or a section above it).
 struct Origins {
@@ -191,6 +203,7 @@ struct RunConfig {
   ModelConfig model;
   std::optional<std::string> init_from;  // a checkpoint directory to start from
   DistillConfig distill;
+  LoraConfig lora;
   TokenizerConfig tokenizer;
   DataConfig data;
   OptimConfig optim;

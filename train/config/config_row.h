@@ -74,6 +74,9 @@ inline bool is_sentencepiece_model_type(const std::string& name) {
 inline bool is_not_empty(const std::string& text) {
   return !text.empty();
 }
+inline bool is_lora_bias(const std::string& bias) {
+  return bias == "none";
+}
 inline bool is_zero_stage(int64_t stage) {
   return stage == 0 || stage == 1;
 }

@@ -23,6 +23,7 @@
 #include "train/config/config_row.h"
 #include "train/config/config_schema_distill.h"
 #include "train/config/config_schema_inputs.h"
+#include "train/config/config_schema_lora.h"
 #include "train/config/config_schema_outputs.h"
 #include "train/config/config_schema_training.h"
 #include "train/config/task_names.h"
@@ -76,6 +77,7 @@ void visit_config(V& v, C& c) {
            .resume = OnResume::kFixed,
            .type = "path"});
   visit_distill_section(v, c);
+  visit_lora_section(v, c);
   visit_input_sections(v, c);
   visit_training_sections(v, c);
   visit_output_sections(v, c);

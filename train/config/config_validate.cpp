@@ -188,6 +188,25 @@ void check_best_model(Checker& c, const RunConfig& config) {
           "choose among");
 }
 
+// LoRA adapts a pretrained model; its other keys mean nothing without target_modules. (A key
+// left at its default passes: a written run_config.yaml holds every key.)
+void check_lora(Checker& c, const RunConfig& config) {
+  const LoraConfig& l = config.lora;
+  if (l.enabled()) {
+    c.check(config.init_from.has_value(), "lora.target_modules",
+            "LoRA adapts a pretrained model: needs init_from");
+    return;
+  }
+  const LoraConfig defaults;
+  for (const auto& [key, set] :
+       {std::pair{"lora.r", l.r != defaults.r},
+        std::pair{"lora.lora_alpha", l.lora_alpha != defaults.lora_alpha},
+        std::pair{"lora.lora_dropout", l.lora_dropout != defaults.lora_dropout},
+        std::pair{"lora.modules_to_save", l.modules_to_save.has_value()}}) {
+    c.check(!set, key, "has no effect without lora.target_modules (the Linear modules to adapt)");
+  }
+}
+
 }  // namespace
 
 void validate(const RunConfig& config) {
@@ -199,6 +218,7 @@ void validate(const RunConfig& config) {
   check_data(c, config);
   check_training(c, config);
   check_best_model(c, config);
+  check_lora(c, config);
 }
 
 // The longest sequence the model can place, and the key that says so.

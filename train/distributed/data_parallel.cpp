@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "io/checksum.h"
+#include "nn/lora.h"
 #include "train/config/config_origins.h"
 
 namespace heed::train {
@@ -77,10 +78,13 @@ DataParallel::DataParallel(const World& world, nn::PretrainedModel& model,
                            optim::Optimizer& optimizer, const TrainConfig& train)
     : world_(world), model_(model) {
   const auto bucket_bytes = static_cast<int64_t>(train.bucket_mb * 1024 * 1024);
-  reducer_ = std::make_unique<GradientReducer>(world, model.parameters(),
-                                               std::max<int64_t>(1, bucket_bytes));
+  // Only what trains is reduced: a frozen parameter (LoRA's base) never gets a gradient.
+  std::vector<Tensor> trainable;
+  for (auto& [name, p] : nn::trainable_parameters(model)) trainable.push_back(p);
+  reducer_ =
+      std::make_unique<GradientReducer>(world, trainable, std::max<int64_t>(1, bucket_bytes));
   if (train.zero_stage == 1) shards_ = std::make_unique<OptimizerShards>(world, optimizer);
-  for (const Tensor& p : model.parameters()) elements_ += p.numel();
+  for (const Tensor& p : trainable) elements_ += p.numel();
 }
 
 std::string DataParallel::describe(const TrainConfig& train) const {
@@ -106,13 +110,15 @@ data::Batch DataParallel::rows(const data::Batch& global) const {
 
 void DataParallel::broadcast_parameters() {
   std::vector<World::Piece> pieces;
-  for (Tensor& p : model_.parameters()) {
+  std::vector<Tensor> all = model_.parameters();
+  for (auto& [name, p] : nn::adapter_parameters(model_)) all.push_back(p);
+  for (Tensor& p : all) {
     HEED_CHECK(p.is_contiguous(), "a parameter that is not contiguous cannot be broadcast");
     pieces.push_back({p.raw_data(), static_cast<size_t>(p.numel()) * dtype_size(p.dtype()), 0});
   }
   world_.broadcast_all(pieces);
   if (!world_.is_main()) {
-    for (Tensor& p : model_.parameters()) p.storage()->bump_version();
+    for (Tensor& p : all) p.storage()->bump_version();
   }
 }
 

@@ -128,7 +128,8 @@ std::optional<double> read_number(const std::string& path, const std::string& af
 
 }  // namespace
 
-MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d) {
+MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d,
+                               std::optional<double> trainable) {
   Shape s;
   switch (c.model.arch()) {
     case Arch::kBert:
@@ -143,12 +144,14 @@ MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d) {
       s = bart_shape(c, d);
       break;
   }
-  // f32 weights and gradients; AdamW's two moments (SGD's one); a bf16 copy of each weight
-  // when the products run in bf16.
+  // f32 weights, and a bf16 copy of each when the products run in bf16; the trainable ones'
+  // gradients and AdamW's two moments (SGD's one).
   const double state = c.optim.name == OptimizerName::kAdamW ? 8 : 4;
   const double copy = c.train.dtype == DType::bf16 ? 2 : 0;
+  const double trained = trainable.value_or(s.parameters);
   return {.parameters = s.parameters,
-          .parameter_bytes = s.parameters * (4 + 4 + state + copy),
+          .trainable = trained,
+          .parameter_bytes = s.parameters * (4 + copy) + trained * (4 + state),
           .activation_bytes = 4 * s.activations};
 }
 
@@ -168,16 +171,24 @@ std::string format_bytes(double bytes) {
   return fmt::format("{:.0f} MB", bytes / 1e6);
 }
 
-void check_memory(const RunConfig& c, const TaskData& data, const Log& log) {
-  const MemoryEstimate e = estimate_memory(c, data);
+void check_memory(const RunConfig& c, const TaskData& data, const Log& log,
+                  std::optional<double> trainable) {
+  const MemoryEstimate e = estimate_memory(c, data, trainable);
   const std::optional<double> machine = available_memory_bytes();
-  const std::string estimate = fmt::format(
-      "about {} ({} parameters with gradients and optimizer state: {}; activations of a "
-      "micro-batch of {}: {})",
-      format_bytes(e.total()),
-      e.parameters >= 1e9 ? fmt::format("{:.1f}B", e.parameters / 1e9)
-                          : fmt::format("{:.1f}M", e.parameters / 1e6),
-      format_bytes(e.parameter_bytes), batch_rows(c, data), format_bytes(e.activation_bytes));
+  const auto count = [](double n) {
+    return n >= 1e9 ? fmt::format("{:.1f}B", n / 1e9) : fmt::format("{:.1f}M", n / 1e6);
+  };
+  const std::string parameters =
+      e.trainable == e.parameters
+          ? fmt::format("{} parameters with gradients and optimizer state", count(e.parameters))
+          : fmt::format("{} parameters, {} of them with gradients and optimizer state",
+                        count(e.parameters),
+                        e.trainable >= 1e5 ? count(e.trainable)
+                                           : fmt::format("{:.1f}K", e.trainable / 1e3));
+  const std::string estimate =
+      fmt::format("about {} ({}: {}; activations of a micro-batch of {}: {})",
+                  format_bytes(e.total()), parameters, format_bytes(e.parameter_bytes),
+                  batch_rows(c, data), format_bytes(e.activation_bytes));
   if (machine && e.total() > *machine && c.train.check_memory) {
     config_fail(c.origins.where("model"),
                 "model: the run needs {}, more than this machine's {}; make the model or "

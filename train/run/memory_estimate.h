@@ -14,12 +14,15 @@ namespace heed::train {
 
 struct MemoryEstimate {
   double parameters = 0;        // count
+  double trainable = 0;         // count of those with gradients and optimizer state
   double parameter_bytes = 0;   // weights, gradients, optimizer state (and bf16 copies)
   double activation_bytes = 0;  // saved for backward by one micro-batch, logits included
   double total() const { return parameter_bytes + activation_bytes; }
 };
 
-MemoryEstimate estimate_memory(const RunConfig& config, const TaskData& data);
+// `trainable`: how many parameters train (LoRA freezes the others); unset: all.
+MemoryEstimate estimate_memory(const RunConfig& config, const TaskData& data,
+                               std::optional<double> trainable = std::nullopt);
 
 // The memory this process may use: the machine's, or its cgroup's limit when lower; nullopt
 // when neither can be read.
@@ -30,7 +33,8 @@ std::string format_bytes(double bytes);
 
 // Logs the estimate; with train.check_memory, a run that exceeds the machine's memory is a
 // ConfigError before anything is allocated.
-void check_memory(const RunConfig& config, const TaskData& data, const Log& log);
+void check_memory(const RunConfig& config, const TaskData& data, const Log& log,
+                  std::optional<double> trainable = std::nullopt);
 
 // Warns when train.threads times the ranks on this machine is more than its CPUs.
 void warn_of_oversubscription(const RunConfig& config, int ranks_here, const Log& log);

@@ -6,6 +6,7 @@
 #include "train/checkpoint/training_checkpoint.h"
 #include "train/config/resume_changes.h"
 #include "train/reporting/metrics_log.h"
+#include "train/run/lora_run.h"
 
 namespace heed::train {
 namespace {
@@ -35,6 +36,7 @@ void restore_best_model(RunParts& run, const TrainingState& state, const std::st
 void restore_training(RunParts& run, const TrainingState& state, const std::string& dir) {
   if (run.world.is_main()) {  // the other ranks get the parameters in start_data_parallel
     nn::load_weights(*run.model, io::SafetensorsFile(dir + "/model.safetensors"));
+    load_lora_weights(run.config, *run.model, dir);
     run.optimizer->load_state(dir + "/optimizer.safetensors");
   }
   if (run.parallel) run.parallel->broadcast_optimizer_state(*run.optimizer);
@@ -106,6 +108,7 @@ std::string save_run_checkpoint(RunParts& run, const RunProgress& progress) {
         c.train.output_dir, progress.step, c.checkpoint.keep_last,
         [&](const std::string& dir) {
           nn::save_pretrained(*run.model, dir);
+          save_lora_files(c, *run.model, dir);
           run.data.tokenizer->save(dir, c.data.max_seq_length, c.data.truncation);
           run.optimizer->save_state(dir + "/optimizer.safetensors");
           io::write_json_file(dir + "/trainer_state.json", to_json(state));

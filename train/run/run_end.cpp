@@ -9,6 +9,7 @@
 #include "train/checkpoint/training_checkpoint.h"
 #include "train/reporting/metrics_log.h"
 #include "train/run/evaluation.h"
+#include "train/run/lora_run.h"
 
 namespace heed::train {
 namespace {
@@ -28,6 +29,7 @@ std::string load_best_model(RunParts& run, RunProgress& progress,
     return dir;
   }
   nn::load_weights(*run.model, io::SafetensorsFile(dir + "/model.safetensors"));
+  load_lora_weights(run.config, *run.model, dir);
   progress.loaded_step = best.step();
   run.log(fmt::format("loaded the best model, {} ({}), for the final evaluation", dir, judged));
   return dir;

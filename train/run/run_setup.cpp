@@ -1,5 +1,6 @@
 #include "train/run/run_setup.h"
 
+#include "nn/lora.h"
 #include "train/checkpoint/output_dir.h"
 #include "train/run/compute_setup.h"
 #include "train/run/memory_estimate.h"
@@ -46,10 +47,17 @@ void set_up_run(RunParts& run) {
   set_up_compute(c, run.log);
   run.data = build_data(c, run.world, run.log);
   check_same_inputs(run.world, run_input_files(c));
-  if (run.world.is_main()) check_memory(c, run.data, run.log);
+  // With LoRA the trainable count is known once the adapters are attached (building the model
+  // costs its weights, not the optimizer state or the activations the check is about).
+  if (run.world.is_main() && !c.lora.enabled()) check_memory(c, run.data, run.log);
   warn_of_oversubscription(c, World::ranks_on_this_machine(), run.log);
   run.model = build_model(c, run.data, run.log);
   run.model->set_gradient_checkpointing(c.train.gradient_checkpointing);
+  if (run.world.is_main() && c.lora.enabled()) {
+    double trainable = 0;
+    for (const auto& [name, p] : nn::trainable_parameters(*run.model)) trainable += p.numel();
+    check_memory(c, run.data, run.log, trainable);
+  }
   if (c.eval.load_best_model_at_end) {
     run.best.emplace(best_model_for(c, run.task, run.data.labels));
   }

@@ -7,6 +7,7 @@
 #include "data/token_cache.h"
 #include "data/tokenizer_io.h"
 #include "nn/pretrained_io.h"
+#include "train/run/lora_run.h"
 #include "train/run/run_tokenizer.h"
 #include "train/tasks/task.h"
 
@@ -153,6 +154,7 @@ TaskData build_task_data(const RunConfig& c, const Log& log) {
 std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& c, const TaskData& d,
                                                  const Log& log) {
   std::shared_ptr<nn::PretrainedModel> model = task_for(c.task.name).make_model(c, d);
+  std::vector<std::string> fresh;
   if (c.init_from) {
     io::SafetensorsFile weights((fs::path(*c.init_from) / "model.safetensors").string());
     nn::LoadReport r = nn::load_weights(*model, weights, {.strict = false});
@@ -160,7 +162,12 @@ std::shared_ptr<nn::PretrainedModel> build_model(const RunConfig& c, const TaskD
                     r.loaded.size(), fmt::join(r.missing, ", "), r.unexpected.size()));
     HEED_CHECK(!r.loaded.empty(), "init_from {}: no tensor of the checkpoint fits {}", *c.init_from,
                model->architecture());
+    const std::vector<std::string> from_adapter = merge_init_from_adapter(c, *model, log);
+    for (const std::string& name : r.missing) {
+      if (std::ranges::count(from_adapter, name) == 0) fresh.push_back(name);
+    }
   }
+  set_up_lora(c, *model, fresh, log);
   log(fmt::format("model: {} with {:.2f}M parameters", model->architecture(),
                   model->num_parameters() / 1e6));
   return model;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "nn/lora.h"
 #include "optim/adamw.h"
 #include "optim/clip.h"
 #include "optim/param_groups.h"
@@ -19,6 +20,12 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<Tensor> trainable_tensors(const nn::Module& model) {
+  std::vector<Tensor> out;
+  for (auto& [name, t] : nn::trainable_parameters(model)) out.push_back(t);
+  return out;
 }
 
 int64_t real_tokens(const data::Batch& b) {
@@ -101,7 +108,8 @@ bool forward_backward(const TrainingTask& task, nn::PretrainedModel& model, cons
 }  // namespace
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const OptimConfig& c, const nn::Module& model) {
-  auto groups = optim::weight_decay_groups(model.named_parameters(), c.weight_decay);
+  // Frozen parameters (LoRA's base weights) have no gradient and get no optimizer state.
+  auto groups = optim::weight_decay_groups(nn::trainable_parameters(model), c.weight_decay);
   if (c.name == OptimizerName::kAdamW) {
     return std::make_unique<optim::AdamW>(groups,
                                           optim::AdamWOptions{.lr = c.lr,
@@ -131,8 +139,8 @@ StepOutcome train_step(const TrainingTask& task, nn::PretrainedModel& model,
   }
   const auto start = Clock::now();
   r.reduction = sync.wait_for_gradients();
-  r.grad_norm =
-      o.max_grad_norm > 0 ? optim::grad_norm(optimizer) : optim::grad_norm(model.parameters());
+  r.grad_norm = o.max_grad_norm > 0 ? optim::grad_norm(optimizer)
+                                    : optim::grad_norm(trainable_tensors(model));
   // Clipping happens inside the update (one pass over the gradients fewer); the gradients
   // are zeroed right after, so nothing else reads them clipped.
   optimizer.step(o.max_grad_norm > 0 ? optim::clip_coefficient(r.grad_norm, o.max_grad_norm) : 1.0);
