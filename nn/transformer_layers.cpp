@@ -6,7 +6,8 @@ namespace heed::nn {
 namespace {
 
 std::shared_ptr<LayerNorm> make_norm(const LayerOptions& o) {
-  return std::make_shared<LayerNorm>(o.attention.embed_dim, o.layer_norm_eps, o.attention.dtype);
+  return std::make_shared<LayerNorm>(o.attention.embed_dim, o.layer_norm_eps, o.attention.dtype,
+                                     o.norm);
 }
 
 // One residual block: post-LN computes norm(x + block(x)); pre-LN computes x + block(norm(x)).
@@ -47,6 +48,7 @@ Tensor EncoderLayer::forward(const Tensor& x, const EncoderLayerCall& call) cons
       [&](const Tensor& in) {
         AttentionOutput a = attention->forward(in, {.key_padding_mask = call.padding_mask,
                                                     .causal = call.causal,
+                                                    .distance_bias = call.distance_bias,
                                                     .need_weights = call.attention_probs != nullptr,
                                                     .cache = call.cache,
                                                     .output_rows = call.output_rows});
@@ -82,6 +84,7 @@ Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory,
   Tensor h = residual(x, *self_attention_norm, options.norm_first, [&](const Tensor& in) {
     AttentionOutput a = self_attention->forward(in, {.key_padding_mask = call.self_padding_mask,
                                                      .causal = true,
+                                                     .distance_bias = call.self_distance_bias,
                                                      .need_weights = call.self_probs != nullptr,
                                                      .cache = call.self_cache});
     if (call.self_probs) *call.self_probs = a.probs;
