@@ -586,7 +586,7 @@ TEST_F(Config, TaskMustSuitTheArchitecture) {
   EXPECT_EQ(error_in(base_with("task: mlm", "task: clm")),
             "1: task: 'clm' needs model.arch gpt2, got bert");
   EXPECT_EQ(error_in(base_with("task: mlm", "task: seq2seq")),
-            "1: task: 'seq2seq' needs model.arch bart, got bert");
+            "1: task: 'seq2seq' needs model.arch bart or t5, got bert");
   EXPECT_EQ(error_in(R"(task: mlm
 model: {arch: gpt2}
 data: {train: {DIR}/train.txt}
@@ -873,7 +873,8 @@ TEST_F(Config, ReadmeDocumentsEveryKey) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string readme = text.str();
-  for (Arch arch : {Arch::kBert, Arch::kGpt2, Arch::kBart, Arch::kRoberta, Arch::kDistilBert}) {
+  for (Arch arch :
+       {Arch::kBert, Arch::kGpt2, Arch::kBart, Arch::kRoberta, Arch::kDistilBert, Arch::kT5}) {
     for (const std::string& key : config_keys(arch)) {
       EXPECT_NE(readme.find("`" + key + "`"), std::string::npos) << key;
     }

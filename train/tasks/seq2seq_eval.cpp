@@ -7,7 +7,7 @@
 
 namespace heed::train {
 
-Seq2SeqDecoding decode_and_score(const nn::EncoderDecoder& model,
+Seq2SeqDecoding decode_and_score(const nn::Seq2SeqModel& model,
                                  std::span<const data::Example> examples,
                                  const GenerationConfig& generation, int64_t batch_size) {
   Seq2SeqDecoding result;
@@ -18,7 +18,7 @@ Seq2SeqDecoding decode_and_score(const nn::EncoderDecoder& model,
     result.decoded[it->second].references.push_back(e.target_ids);
   }
 
-  const auto eos = static_cast<int32_t>(model.config.eos_token_id);
+  const auto eos = static_cast<int32_t>(model.special_tokens().eos);
   const auto strip_eos = [eos](std::vector<int32_t> tokens) {
     if (!tokens.empty() && tokens.back() == eos) tokens.pop_back();
     return tokens;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "data/batch.h"
-#include "nn/models/encoder_decoder.h"
+#include "nn/models/seq2seq_model.h"
 #include "train/config/config.h"
 
 namespace heed::train {
@@ -28,7 +28,7 @@ struct Seq2SeqDecoding {
 // Decodes every distinct source among `examples` once (greedy in batches of `batch_size`, or
 // beam search source by source when generation.num_beams > 1) and scores its output against
 // all of that source's targets in `examples`. The model must be in eval mode.
-Seq2SeqDecoding decode_and_score(const nn::EncoderDecoder& model,
+Seq2SeqDecoding decode_and_score(const nn::Seq2SeqModel& model,
                                  std::span<const data::Example> examples,
                                  const GenerationConfig& generation, int64_t batch_size);
 
