@@ -52,7 +52,8 @@ inline std::shared_ptr<nn::T5ForConditionalGeneration> tiny_t5(int64_t vocab = 1
   c.d_model = 16;
   c.d_kv = 8;
   c.d_ff = 32;
-  c.num_layers = c.num_decoder_layers = 2;
+  c.num_layers = 2;
+  c.num_decoder_layers = 2;
   c.num_heads = 2;
   c.relative_attention_num_buckets = 8;
   c.relative_attention_max_distance = 6;
