@@ -136,6 +136,8 @@ bool native_bf16_products();
 // Rows of `weight` [V, C] picked by integer `ids`; the padding row gets no gradient.
 Tensor embedding(const Tensor& weight, const Tensor& ids, int64_t padding_idx = -1);
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+// T5's layer norm: x * rsqrt(mean(x^2) + eps) * weight over the last dim (no mean, no bias).
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps = 1e-6);
 Tensor softmax(const Tensor& a, int64_t dim);
 Tensor log_softmax(const Tensor& a, int64_t dim);
 
@@ -143,8 +145,12 @@ Tensor log_softmax(const Tensor& a, int64_t dim);
 // `mask` (optional) broadcasts to scores: a float mask is added; a u8 mask keeps positions
 // where it is 1 and removes those where it is 0. `causal` removes keys after the query
 // (key index > query index + Tk - Tq). A row with every key removed yields zeros.
+// `distance_bias` (optional, with its gradient) is a bias that depends only on the distance
+// k - q between key and query, per head: [heads, Tq + Tk - 1] for scores [.., heads, Tq, Tk],
+// distance_bias[h, k - q + Tq - 1] is added to score (q, k) before the scale (T5's relative
+// attention bias), without a [Tq, Tk] tensor of it ever being made.
 Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask = Tensor(),
-                         bool causal = false);
+                         bool causal = false, const Tensor& distance_bias = Tensor());
 
 // dropout(attention_softmax(scores, scale, mask, causal), p, true, generator) in one pass,
 // dropping the same elements; its backward is one pass too. `probs`, if given, receives the
@@ -167,9 +173,11 @@ struct QueryRows {
   Tensor positions;
   int64_t sequence_length = 0;
 };
+// `distance_bias` is attention_softmax's (not with `queries`).
 Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double scale,
                                 const Tensor& mask, bool causal, double p, Generator& generator,
-                                Tensor* probs = nullptr, const QueryRows* queries = nullptr);
+                                Tensor* probs = nullptr, const QueryRows* queries = nullptr,
+                                const Tensor& distance_bias = Tensor());
 
 // BERT's relative-position attention term from its products with the distance table: x is
 // [.., T, 2T - 1] where x[.., i, j] pairs position i with distance j - (T - 1), and the result

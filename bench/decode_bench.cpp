@@ -12,6 +12,8 @@
 #include "autograd/ops.h"
 #include "autograd/random.h"
 #include "decode/generation.h"
+#include "nn/models/encoder_decoder.h"
+#include "nn/models/gpt.h"
 
 using namespace heed;
 using namespace heed::decode;

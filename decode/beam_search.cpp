@@ -160,11 +160,12 @@ BeamSearchResult beam_search(NextTokenModel& model, std::vector<int32_t> prefix,
   return result;
 }
 
-BeamSearchResult beam_search(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids,
+BeamSearchResult beam_search(const nn::Seq2SeqModel& model, std::span<const int32_t> source_ids,
                              BeamSearchOptions options) {
-  if (!options.eos_token_id) options.eos_token_id = static_cast<int32_t>(model.config.eos_token_id);
+  const nn::Seq2SeqTokens tokens = model.special_tokens();
+  if (!options.eos_token_id) options.eos_token_id = static_cast<int32_t>(tokens.eos);
   Seq2SeqNextToken next(model, source_ids);
-  return beam_search(next, {static_cast<int32_t>(model.config.decoder_start_token_id)}, options);
+  return beam_search(next, {static_cast<int32_t>(tokens.decoder_start)}, options);
 }
 
 }  // namespace heed::decode

@@ -138,7 +138,7 @@ Tensor GptNextToken::next_logits(const std::vector<std::vector<int32_t>>& prefix
   });
 }
 
-Seq2SeqNextToken::Seq2SeqNextToken(const nn::EncoderDecoder& model,
+Seq2SeqNextToken::Seq2SeqNextToken(const nn::Seq2SeqModel& model,
                                    std::span<const int32_t> source_ids, bool use_cache)
     : model_(model), use_cache_(use_cache) {
   check_eval_mode(model, "generate");
@@ -283,15 +283,16 @@ GenerationResult generate(const nn::GPT& model, std::span<const int32_t> prompt_
   return generate(next, {prompt_ids.begin(), prompt_ids.end()}, options);
 }
 
-GenerationResult generate(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids,
+GenerationResult generate(const nn::Seq2SeqModel& model, std::span<const int32_t> source_ids,
                           GenerationOptions options) {
-  if (!options.eos_token_id) options.eos_token_id = static_cast<int32_t>(model.config.eos_token_id);
+  const nn::Seq2SeqTokens tokens = model.special_tokens();
+  if (!options.eos_token_id) options.eos_token_id = static_cast<int32_t>(tokens.eos);
   Seq2SeqNextToken next(model, source_ids);
-  return generate(next, {static_cast<int32_t>(model.config.decoder_start_token_id)}, options);
+  return generate(next, {static_cast<int32_t>(tokens.decoder_start)}, options);
 }
 
 std::vector<std::vector<int32_t>> greedy_decode_batch(
-    const nn::EncoderDecoder& model, const std::vector<std::vector<int32_t>>& sources,
+    const nn::Seq2SeqModel& model, const std::vector<std::vector<int32_t>>& sources,
     int64_t max_new_tokens) {
   check_eval_mode(model, "greedy_decode_batch");
   HEED_CHECK(max_new_tokens >= 0, "greedy_decode_batch: max_new_tokens must be >= 0, got {}",
@@ -302,12 +303,12 @@ std::vector<std::vector<int32_t>> greedy_decode_batch(
   size_t S = 0;
   for (size_t i = 0; i < sources.size(); ++i) {
     HEED_CHECK(!sources[i].empty(), "greedy_decode_batch: source {} is empty", i);
-    HEED_CHECK(static_cast<int64_t>(sources[i].size()) <= model.config.max_position_embeddings,
+    HEED_CHECK(static_cast<int64_t>(sources[i].size()) <= model.max_positions(),
                "greedy_decode_batch: source {} has {} tokens, more than the model's {} positions",
-               i, sources[i].size(), model.config.max_position_embeddings);
+               i, sources[i].size(), model.max_positions());
     S = std::max(S, sources[i].size());
   }
-  std::vector<int64_t> ids(N * S, model.config.pad_token_id), mask(N * S, 0);
+  std::vector<int64_t> ids(N * S, model.special_tokens().pad), mask(N * S, 0);
   for (int64_t i = 0; i < N; ++i) {
     std::copy(sources[i].begin(), sources[i].end(), ids.begin() + i * S);
     std::fill_n(mask.begin() + i * S, sources[i].size(), 1);
@@ -316,14 +317,14 @@ std::vector<std::vector<int32_t>> greedy_decode_batch(
   Tensor memory_mask = from_vector(mask, shape);
   Tensor memory = model.encode(from_vector(ids, shape), memory_mask);
 
-  const auto eos = static_cast<int32_t>(model.config.eos_token_id);
+  const auto eos = static_cast<int32_t>(model.special_tokens().eos);
   // The decoder sequence (start token + outputs) must fit the position table.
-  const int64_t steps = std::min(max_new_tokens, model.config.max_position_embeddings - 1);
+  const int64_t steps = std::min(max_new_tokens, model.max_positions() - 1);
   std::vector<std::vector<int32_t>> outputs(N);
   // running[r]: the source that batch row r decodes. Rows leave the batch at their eos.
   std::vector<int64_t> running(N);
   std::iota(running.begin(), running.end(), 0);
-  std::vector<int64_t> next(N, model.config.decoder_start_token_id);
+  std::vector<int64_t> next(N, model.special_tokens().decoder_start);
   nn::KVCache cache;
   for (int64_t step = 0; step < steps && !running.empty(); ++step) {
     const int64_t R = static_cast<int64_t>(running.size());

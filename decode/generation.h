@@ -13,8 +13,8 @@
 
 #include "autograd/generator.h"
 #include "autograd/tensor.h"
-#include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
+#include "nn/models/seq2seq_model.h"
 
 namespace heed::decode {
 
@@ -69,13 +69,13 @@ class GptNextToken : public NextTokenModel {
 // An encoder-decoder's decoder, attending to one source encoded once at construction.
 class Seq2SeqNextToken : public NextTokenModel {
  public:
-  Seq2SeqNextToken(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids,
+  Seq2SeqNextToken(const nn::Seq2SeqModel& model, std::span<const int32_t> source_ids,
                    bool use_cache = true);
   Tensor next_logits(const std::vector<std::vector<int32_t>>& prefixes) override;
-  int64_t max_length() const override { return model_.config.max_position_embeddings; }
+  int64_t max_length() const override { return model_.max_positions(); }
 
  private:
-  const nn::EncoderDecoder& model_;
+  const nn::Seq2SeqModel& model_;
   Tensor memory_;  // [1, S, C]
   bool use_cache_;
   PrefixCache cache_;
@@ -114,17 +114,17 @@ GenerationResult generate(const nn::GPT& model, std::span<const int32_t> prompt_
                           const GenerationOptions& options);
 // An encoder-decoder's output for `source_ids`, from its decoder_start_token_id; the eos is
 // the config's unless options set one.
-GenerationResult generate(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids,
+GenerationResult generate(const nn::Seq2SeqModel& model, std::span<const int32_t> source_ids,
                           GenerationOptions options);
 
-// Greedy outputs of an encoder-decoder for many sources at once: the sources are padded into
-// one batch and encoded once, and each step extends every row that has not reached the eos
-// (finished rows leave the batch; a KV cache keeps the decoded positions).
-// Row i holds what generate(model, sources[i], greedy) gives (the eos included when
-// reached), up to float rounding between batched and single-row kernels: at most
-// max_new_tokens, and at most max_position_embeddings - 1 (the start token takes a position).
+// Greedy outputs of an encoder-decoder (BART's layout or T5) for many sources at once: the sources
+// are padded into one batch and encoded once, and each step extends every row that has not reached
+// the eos (finished rows leave the batch; a KV cache keeps the decoded positions). Row i holds what
+// generate(model, sources[i], greedy) gives (the eos included when reached), up to float rounding
+// between batched and single-row kernels: at most max_new_tokens, and at most max_positions() - 1
+// (the start token takes a position).
 std::vector<std::vector<int32_t>> greedy_decode_batch(
-    const nn::EncoderDecoder& model, const std::vector<std::vector<int32_t>>& sources,
+    const nn::Seq2SeqModel& model, const std::vector<std::vector<int32_t>>& sources,
     int64_t max_new_tokens);
 
 struct BeamSearchOptions {
@@ -149,7 +149,7 @@ struct BeamSearchResult {
 // as finished.
 BeamSearchResult beam_search(NextTokenModel& model, std::vector<int32_t> prefix,
                              const BeamSearchOptions& options);
-BeamSearchResult beam_search(const nn::EncoderDecoder& model, std::span<const int32_t> source_ids,
+BeamSearchResult beam_search(const nn::Seq2SeqModel& model, std::span<const int32_t> source_ids,
                              BeamSearchOptions options);
 
 // --- the steps sampling applies to one row of logits (exposed for tests) ---

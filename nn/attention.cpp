@@ -13,16 +13,16 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                  k.size(-2) == v.size(-2),
              "attention: q {}, k {}, v {} must be [B, h, T, d] with matching d and key length",
              q.shape_str(), k.shape_str(), v.shape_str());
-  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  const double scale = o.scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
   // k^T is a strided view: the product reads it in place.
   Tensor scores = matmul(q, k.transpose(-1, -2));
   if (o.score_bias.defined()) scores = add(scores, o.score_bias);
   if (o.training && o.dropout_p > 0.0) {
     HEED_CHECK(o.generator != nullptr, "attention: dropout needs a generator");
     return attention_dropout_values(scores, v, scale, o.mask, o.causal, o.dropout_p, *o.generator,
-                                    o.probs, o.queries);
+                                    o.probs, o.queries, o.distance_bias);
   }
-  Tensor p = attention_softmax(scores, scale, o.mask, o.causal);
+  Tensor p = attention_softmax(scores, scale, o.mask, o.causal, o.distance_bias);
   if (o.probs) *o.probs = p;
   return matmul(p, v);
 }
@@ -61,24 +61,32 @@ Tensor checked_padding_mask(const Tensor& key_padding_mask, int64_t B, int64_t T
 MultiHeadAttention::MultiHeadAttention(const AttentionOptions& opts, Generator& init,
                                        std::shared_ptr<Generator> dropout_gen)
     : options(opts),
-      head_dim(opts.num_heads > 0 ? opts.embed_dim / opts.num_heads : 0),
+      head_dim(opts.head_dim > 0 ? opts.head_dim
+                                 : (opts.num_heads > 0 ? opts.embed_dim / opts.num_heads : 0)),
+      inner_dim(opts.num_heads * head_dim),
       dropout_generator(std::move(dropout_gen)) {
   const int64_t C = opts.embed_dim, heads = opts.num_heads;
-  HEED_CHECK(heads > 0 && C > 0 && C % heads == 0,
+  HEED_CHECK(heads > 0 && C > 0 && (opts.head_dim > 0 || C % heads == 0),
              "MultiHeadAttention: {} heads do not divide the hidden size {}", heads, C);
+  HEED_CHECK(!opts.fused_qkv || (inner_dim == C && opts.scale_scores),
+             "MultiHeadAttention: a fused q/k/v projection needs heads x head_dim = {} and "
+             "scaled scores",
+             C);
   HEED_CHECK(opts.dropout >= 0.0 && opts.dropout < 1.0,
              "MultiHeadAttention: dropout must be in [0, 1), got {}", opts.dropout);
-  auto projection = [&](int64_t out, double std) {
-    return std::make_shared<Linear>(C, out, init, opts.bias, std, opts.dtype, opts.layout);
+  auto projection = [&](int64_t in, int64_t out, double std) {
+    return std::make_shared<Linear>(in, out, init, opts.bias, std, opts.dtype, opts.layout);
   };
   if (opts.fused_qkv) {
-    q_proj = register_module(opts.names.query, projection(3 * C, opts.init_std));
+    q_proj = register_module(opts.names.query, projection(C, 3 * C, opts.init_std));
   } else {
-    q_proj = register_module(opts.names.query, projection(C, opts.init_std));
-    k_proj = register_module(opts.names.key, projection(C, opts.init_std));
-    v_proj = register_module(opts.names.value, projection(C, opts.init_std));
+    q_proj = register_module(
+        opts.names.query,
+        projection(C, inner_dim, opts.query_init_std > 0 ? opts.query_init_std : opts.init_std));
+    k_proj = register_module(opts.names.key, projection(C, inner_dim, opts.init_std));
+    v_proj = register_module(opts.names.value, projection(C, inner_dim, opts.init_std));
   }
-  out_proj = register_module(opts.names.output, projection(C, opts.output_init_std));
+  out_proj = register_module(opts.names.output, projection(inner_dim, C, opts.output_init_std));
   if (opts.relative_positions != RelativePositions::kNone) {
     HEED_CHECK(!opts.fused_qkv,
                "MultiHeadAttention: relative positions need separate q/k/v projections");
@@ -104,13 +112,15 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Attention
   HEED_CHECK(!cache || cache->empty() || cache->key.size(0) == B,
              "MultiHeadAttention: a cache of {} rows for a batch of {}",
              cache && !cache->empty() ? cache->key.size(0) : 0, B);
+  HEED_CHECK(!call.distance_bias.defined() || !options.fused_qkv,
+             "MultiHeadAttention: a distance bias needs separate q/k/v projections");
   if (options.fused_qkv && !cache) return fused_self_attention(query, call);
   HEED_CHECK(!relative || (!cross && !cache),
              "MultiHeadAttention: relative positions serve self-attention without a KV cache");
   // Relative positions score each picked query against its own position, which the picked
   // path does not track: it takes the full path (the same numbers, all rows computed).
   if (call.output_rows.defined() && !options.fused_qkv && !cache && !call.causal &&
-      !call.need_weights && !relative) {
+      !call.need_weights && !relative && !call.distance_bias.defined()) {
     const PickedQueries picked = pick_queries(call.output_rows, B, Tq);
     if (picked.per_sequence < Tq) return picked_query_attention(query, kv, call, picked);
   }
@@ -119,9 +129,8 @@ AttentionOutput MultiHeadAttention::forward(const Tensor& query, const Attention
 
 Tensor MultiHeadAttention::project_output(const Tensor& merged, const Tensor& output_rows) const {
   if (!output_rows.defined()) return out_proj->forward(merged);
-  const int64_t C = options.embed_dim;
   return out_proj->forward(
-      embedding(merged.reshape({merged.size(0) * merged.size(1), C}), output_rows));
+      embedding(merged.reshape({merged.size(0) * merged.size(1), inner_dim}), output_rows));
 }
 
 AttentionOutput MultiHeadAttention::fused_self_attention(const Tensor& query,
@@ -151,11 +160,12 @@ AttentionOutput MultiHeadAttention::picked_query_attention(const Tensor& query, 
       q, split_heads(k_proj->forward(kv), heads, head_dim),
       split_heads(v_proj->forward(kv), heads, head_dim),
       {.mask = checked_padding_mask(call.key_padding_mask, B, kv.size(1)),
+       .scale = options.scale_scores ? std::optional<double>() : 1.0,
        .dropout_p = options.dropout,
        .training = is_training(),
        .generator = dropout_generator.get(),
        .queries = &query_rows});
-  context = context.permute({0, 2, 1, 3}).reshape({B * Q, C});
+  context = context.permute({0, 2, 1, 3}).reshape({B * Q, inner_dim});
   AttentionOutput out;
   out.output = out_proj->forward(embedding(context, picked.outputs));
   return out;
@@ -182,7 +192,7 @@ MultiHeadAttention::Heads MultiHeadAttention::project_heads(const Tensor& query,
 
 AttentionOutput MultiHeadAttention::full_attention(const Tensor& query, const Tensor& kv,
                                                    const AttentionCall& call) const {
-  const int64_t C = options.embed_dim, B = query.size(0), Tq = query.size(1);
+  const int64_t B = query.size(0), Tq = query.size(1);
   AttentionCache* cache = call.cache;
   const bool cross = call.key_value.defined();
   const bool reuse_keys = cross && cache && !cache->empty();
@@ -203,12 +213,15 @@ AttentionOutput MultiHeadAttention::full_attention(const Tensor& query, const Te
       {.mask = checked_padding_mask(call.key_padding_mask, B, k.size(2)),
        .causal = call.causal,
        .score_bias = relative ? relative->scores(q, k) : Tensor(),
+       .distance_bias = call.distance_bias,
+       .scale = options.scale_scores ? std::optional<double>() : 1.0,
        .dropout_p = options.dropout,
        .training = is_training(),
        .generator = dropout_generator.get(),
        .probs = call.need_weights ? &out.probs : nullptr});
   // [B, h, Tq, d] -> [B, Tq, h, d] -> [B, Tq, C]
-  out.output = project_output(context.permute({0, 2, 1, 3}).reshape({B, Tq, C}), call.output_rows);
+  out.output =
+      project_output(context.permute({0, 2, 1, 3}).reshape({B, Tq, inner_dim}), call.output_rows);
   // Only a step that went through grows the cache: after an error it is as it was.
   if (cache && !reuse_keys) {
     cache->key = k;

@@ -2,6 +2,7 @@
 // Multi-head attention, self and cross, with padding and causal masks (combinable), and
 // the attention probabilities on request.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "autograd/generator.h"
@@ -27,6 +28,12 @@ struct ScaledDotProductOptions {
   // [B, h, Tq, Tk], added to q . k^T before the scale, with its gradient (BERT's relative
   // position term); undefined: none.
   Tensor score_bias;
+  // [h, Tq + Tk - 1]: a bias by distance, distance_bias[h, j - i + Tq - 1] added to score
+  // (i, j) before the scale, with its gradient, by the softmax kernel (T5's relative attention
+  // bias; attention_softmax in autograd/ops.h); undefined: none.
+  Tensor distance_bias;
+  // What the scores are multiplied by; unset: 1/sqrt(d). T5 scales none (1.0).
+  std::optional<double> scale;
   // Dropout on the probabilities, drawn from `generator`, when dropout_p > 0 and training.
   double dropout_p = 0.0;
   bool training = false;
@@ -36,7 +43,7 @@ struct ScaledDotProductOptions {
   const QueryRows* queries = nullptr;
 };
 
-// softmax(q k^T / sqrt(d) + mask) v for q [B, h, Tq, d], k and v [B, h, Tk, d].
+// softmax((q k^T + bias) / sqrt(d) + mask) v for q [B, h, Tq, d], k and v [B, h, Tk, d].
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const ScaledDotProductOptions& options = {});
 
@@ -61,13 +68,25 @@ struct AttentionNames {
   std::string distance_embedding = "distance_embedding";  // with relative positions
 };
 
+// T5's names: q, k, v, o.
+inline AttentionNames t5_attention_names() {
+  return {.query = "q", .key = "k", .value = "v", .output = "o"};
+}
+
 struct AttentionOptions {
   int64_t embed_dim = 0;
   int64_t num_heads = 1;
+  // Each head's size; 0: embed_dim / num_heads. T5's d_kv may make heads x head_dim differ
+  // from embed_dim (the projections are then [embed_dim -> heads x head_dim] and back).
+  int64_t head_dim = 0;
+  // Multiply the scores by 1/sqrt(head_dim); T5 does not (its initialisation folds it in).
+  bool scale_scores = true;
   double dropout = 0.0;  // on the attention probabilities
   bool bias = true;
   double init_std = 0.02;
   double output_init_std = 0.02;  // GPT-2 scales its c_proj init by 1/sqrt(2 n_layer)
+  // The query projection's; 0: init_std. T5 folds the scores' 1/sqrt(d) into it.
+  double query_init_std = 0.0;
   // One [C, 3C] projection whose output columns are [q | k | v] (GPT-2's c_attn), instead
   // of three.
   bool fused_qkv = false;
@@ -95,6 +114,9 @@ struct AttentionCall {
   Tensor key_padding_mask;
   // Query i sees no key after it.
   bool causal = false;
+  // [h, Tq + Tk - 1], ScaledDotProductOptions::distance_bias, or undefined. With a cache, Tk
+  // counts the cached keys too.
+  Tensor distance_bias;
   // Fill AttentionOutput::probs.
   bool need_weights = false;
   // With a cache, self-attention appends the keys and values of the Tq new positions to it
@@ -120,6 +142,7 @@ class MultiHeadAttention : public Module {
 
   AttentionOptions options;
   int64_t head_dim;
+  int64_t inner_dim;                               // num_heads x head_dim
   std::shared_ptr<Linear> q_proj, k_proj, v_proj;  // q_proj is the fused one if fused_qkv
   std::shared_ptr<Linear> out_proj;
   std::shared_ptr<RelativePositionScores> relative;  // null without relative positions

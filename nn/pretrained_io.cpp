@@ -14,6 +14,7 @@
 #include "nn/models/distilbert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
+#include "nn/models/t5.h"
 
 namespace heed::nn {
 namespace {
@@ -113,6 +114,7 @@ std::string declared_architecture(const nlohmann::json& config) {
   if (type == "distilbert") return "DistilBertForMaskedLM";
   if (type == "gpt2") return "GPT2LMHeadModel";
   if (type == "bart") return "BartForConditionalGeneration";
+  if (type == "t5") return "T5ForConditionalGeneration";
   return type.empty() ? "model of unknown type" : type;
 }
 
@@ -143,6 +145,7 @@ const std::map<std::string, ModelFactory>& architectures() {
        make<DistilBertForTokenClassification, distilbert_config_from_json>},
       {"GPT2LMHeadModel", make<GPT, gpt2_config_from_json>},
       {"BartForConditionalGeneration", make<EncoderDecoder, bart_config_from_json>},
+      {"T5ForConditionalGeneration", make<T5ForConditionalGeneration, t5_config_from_json>},
   };
   return table;
 }

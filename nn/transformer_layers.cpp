@@ -8,7 +8,8 @@ namespace heed::nn {
 namespace {
 
 std::shared_ptr<LayerNorm> make_norm(const LayerOptions& o) {
-  return std::make_shared<LayerNorm>(o.attention.embed_dim, o.layer_norm_eps, o.attention.dtype);
+  return std::make_shared<LayerNorm>(o.attention.embed_dim, o.layer_norm_eps, o.attention.dtype,
+                                     o.norm);
 }
 
 // One residual block: post-LN computes norm(x + block(x)); pre-LN computes x + block(norm(x)).
@@ -43,8 +44,17 @@ Tensor EncoderLayer::forward(const Tensor& x, const EncoderLayerCall& call) cons
   if (!gradient_checkpointing() || !grad_enabled() || call.attention_probs || call.cache) {
     return compute(x, call);
   }
-  return checkpoint([this, call](const std::vector<Tensor>& in) { return compute(in[0], call); },
-                    {x}, dropout_generator_.get());
+  // The distance bias (T5's) is an input too: its gradient must leave the recomputed block
+  // through the checkpoint, not run into the graph that made it.
+  std::vector<Tensor> inputs{x};
+  if (call.distance_bias.defined()) inputs.push_back(call.distance_bias);
+  return checkpoint(
+      [this, call](const std::vector<Tensor>& in) {
+        EncoderLayerCall again = call;
+        if (in.size() > 1) again.distance_bias = in[1];
+        return compute(in[0], again);
+      },
+      inputs, dropout_generator_.get());
 }
 
 Tensor EncoderLayer::compute(const Tensor& x, const EncoderLayerCall& call) const {
@@ -57,6 +67,7 @@ Tensor EncoderLayer::compute(const Tensor& x, const EncoderLayerCall& call) cons
       [&](const Tensor& in) {
         AttentionOutput a = attention->forward(in, {.key_padding_mask = call.padding_mask,
                                                     .causal = call.causal,
+                                                    .distance_bias = call.distance_bias,
                                                     .need_weights = call.attention_probs != nullptr,
                                                     .cache = call.cache,
                                                     .output_rows = call.output_rows});
@@ -93,9 +104,15 @@ Tensor DecoderLayer::forward(const Tensor& x, const Tensor& memory,
       call.self_cache || call.cross_cache) {
     return compute(x, memory, call);
   }
+  std::vector<Tensor> inputs{x, memory};
+  if (call.self_distance_bias.defined()) inputs.push_back(call.self_distance_bias);
   return checkpoint(
-      [this, call](const std::vector<Tensor>& in) { return compute(in[0], in[1], call); },
-      {x, memory}, dropout_generator_.get());
+      [this, call](const std::vector<Tensor>& in) {
+        DecoderLayerCall again = call;
+        if (in.size() > 2) again.self_distance_bias = in[2];
+        return compute(in[0], in[1], again);
+      },
+      inputs, dropout_generator_.get());
 }
 
 Tensor DecoderLayer::compute(const Tensor& x, const Tensor& memory_in,
@@ -105,6 +122,7 @@ Tensor DecoderLayer::compute(const Tensor& x, const Tensor& memory_in,
   Tensor h = residual(x, *self_attention_norm, options.norm_first, [&](const Tensor& in) {
     AttentionOutput a = self_attention->forward(in, {.key_padding_mask = call.self_padding_mask,
                                                      .causal = true,
+                                                     .distance_bias = call.self_distance_bias,
                                                      .need_weights = call.self_probs != nullptr,
                                                      .cache = call.self_cache});
     if (call.self_probs) *call.self_probs = a.probs;

@@ -26,9 +26,10 @@ struct LayerNames {
 struct LayerOptions {
   AttentionOptions attention;
   FeedForwardOptions feed_forward;
-  bool norm_first = false;  // pre-LN (GPT-2) instead of post-LN (BERT, BART)
+  bool norm_first = false;  // pre-LN (GPT-2, T5) instead of post-LN (BERT, BART)
   double layer_norm_eps = 1e-5;
-  double hidden_dropout = 0.0;  // on each block's output, before the residual sum
+  NormKind norm = NormKind::layer_norm;  // T5: RMS norm
+  double hidden_dropout = 0.0;           // on each block's output, before the residual sum
   LayerNames names;
 };
 
@@ -39,6 +40,9 @@ struct EncoderLayerCall {
   Tensor padding_mask;
   // Decoder-only stacks (GPT).
   bool causal = false;
+  // [heads, T + Tk - 1], added to the attention scores by distance (T5's relative attention
+  // bias; AttentionCall::distance_bias), or undefined.
+  Tensor distance_bias;
   // If given, receives the attention probabilities [B, heads, T, Tk].
   Tensor* attention_probs = nullptr;
   // Decoding: x holds only the new positions (MultiHeadAttention's AttentionCall::cache).
@@ -56,6 +60,9 @@ struct DecoderLayerCall {
   Tensor self_padding_mask;
   // [B, Tk] (1 = token) over the memory, or undefined.
   Tensor memory_mask;
+  // The self-attention's distance bias [heads, Tq + Tq' - 1] (Tq' counting cached positions
+  // too; EncoderLayerCall::distance_bias), or undefined. Cross-attention has none.
+  Tensor self_distance_bias;
   // Decoding: self_cache keeps the decoder's own keys and values, cross_cache the projected
   // memory; x then holds only the new positions.
   AttentionCache* self_cache = nullptr;

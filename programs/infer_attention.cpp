@@ -15,7 +15,7 @@
 #include "decode/generation.h"
 #include "io/atomic_file.h"
 #include "nn/models/bert.h"
-#include "nn/models/encoder_decoder.h"
+#include "nn/models/seq2seq_model.h"
 #include "nn/models/gpt.h"
 #include "programs/infer_commands.h"
 #include "programs/infer_common.h"
@@ -138,10 +138,11 @@ json gpt_views(const Checkpoint& c, const AttentionArgs& args) {
 // The decoder reads --target when given (teacher forcing, as in training), else the model's
 // own greedy output: either way, decoder_start followed by the target's tokens.
 json encoder_decoder_views(const Checkpoint& c, const AttentionArgs& args) {
-  const auto& model = static_cast<const nn::EncoderDecoder&>(*c.model);
+  const auto& model = dynamic_cast<const nn::Seq2SeqModel&>(*c.model);
+  const nn::Seq2SeqTokens ids = model.special_tokens();
   const std::vector<int32_t> source = c.tokenizer.encode_source(args.text);
   HEED_CHECK(!source.empty(), "text \"{}\" has no tokens", args.text);
-  const int64_t positions = model.config.max_position_embeddings;
+  const int64_t positions = model.max_positions();
   check_length(source.size(), positions, "text", "max_position_embeddings");
   std::vector<int32_t> target;
   if (!args.target.empty()) {
@@ -152,7 +153,7 @@ json encoder_decoder_views(const Checkpoint& c, const AttentionArgs& args) {
     options.max_new_tokens = std::min<int64_t>(TranslateArgs::kDefaultMaxNewTokens, positions - 1);
     target = decode::generate(model, source, options).tokens;
   }
-  std::vector<int32_t> decoder_ids = {static_cast<int32_t>(model.config.decoder_start_token_id)};
+  std::vector<int32_t> decoder_ids = {static_cast<int32_t>(ids.decoder_start)};
   decoder_ids.insert(decoder_ids.end(), target.begin(), target.end());
   check_length(decoder_ids.size(), positions, "target (with the decoder start token)",
                "max_position_embeddings");
@@ -162,8 +163,8 @@ json encoder_decoder_views(const Checkpoint& c, const AttentionArgs& args) {
   in.output_attentions = true;
   const nn::ModelOutputs out = model.forward(in);
   std::set<int64_t> special = special_ids(c.tokenizer);
-  special.insert(
-      {model.config.bos_token_id, model.config.eos_token_id, model.config.decoder_start_token_id});
+  special.insert({ids.eos, ids.decoder_start});
+  if (ids.bos) special.insert(*ids.bos);
   const Tokens encoder = tokens_of(c.tokenizer, source, special);
   const Tokens decoder = tokens_of(c.tokenizer, decoder_ids, special);
   return json::array(
@@ -191,13 +192,14 @@ void run_attention(const AttentionArgs& given, std::ostream& out) {
       {"BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification",
        "RobertaForMaskedLM", "RobertaForSequenceClassification", "RobertaForTokenClassification",
        "DistilBertForMaskedLM", "DistilBertForSequenceClassification",
-       "DistilBertForTokenClassification", "GPT2LMHeadModel", "BartForConditionalGeneration"});
+       "DistilBertForTokenClassification", "GPT2LMHeadModel", "BartForConditionalGeneration",
+       "T5ForConditionalGeneration"});
   const std::string type = c.model->model_type();
   const bool encoder = type == "bert" || type == "roberta" || type == "distilbert";
   HEED_CHECK(args.text_pair.empty() || encoder,
              "--text-pair: only an encoder checkpoint reads a pair; {} is a {}", args.checkpoint,
              c.model->architecture());
-  HEED_CHECK(args.target.empty() || type == "bart",
+  HEED_CHECK(args.target.empty() || type == "bart" || type == "t5",
              "--target: only an encoder-decoder checkpoint has a decoder to read it; {} is a {}",
              args.checkpoint, c.model->architecture());
   NoGradGuard no_grad;

@@ -1,11 +1,11 @@
-// infer translate (alias seq2seq): the encoder-decoder checkpoints.
+// infer translate (alias seq2seq): the encoder-decoder checkpoints (BART's layout and T5).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 
 #include "base/error.h"
 #include "decode/generation.h"
-#include "nn/models/encoder_decoder.h"
+#include "nn/models/seq2seq_model.h"
 #include "programs/infer_commands.h"
 #include "programs/infer_common.h"
 
@@ -14,9 +14,10 @@ namespace heed::infer {
 void run_translate(const TranslateArgs& args, std::ostream& out) {
   HEED_CHECK(args.num_beams >= 1, "--num-beams: must be at least 1, got {}", args.num_beams);
   const std::vector<std::string> texts = input_texts(args.text, "text");
-  Checkpoint c = load_checkpoint(args, "translate", {"BartForConditionalGeneration"});
-  const auto& model = static_cast<const nn::EncoderDecoder&>(*c.model);
-  const int64_t positions = model.config.max_position_embeddings;
+  Checkpoint c = load_checkpoint(args, "translate",
+                                 {"BartForConditionalGeneration", "T5ForConditionalGeneration"});
+  const auto& model = dynamic_cast<const nn::Seq2SeqModel&>(*c.model);
+  const int64_t positions = model.max_positions();
   // The decoder start token takes the first position.
   const int64_t room = std::max<int64_t>(positions - 1, 1);
   const int64_t max_new_tokens =
@@ -29,8 +30,7 @@ void run_translate(const TranslateArgs& args, std::ostream& out) {
   for (const std::string& text : texts) {
     const std::vector<int32_t> source = c.tokenizer.encode_source(text);
     HEED_CHECK(!source.empty(), "text \"{}\" has no tokens", text);
-    check_length(source.size(), model.config.max_position_embeddings, "text",
-                 "max_position_embeddings");
+    check_length(source.size(), positions, "text", "max_position_embeddings");
     decode::GenerationResult r;
     double beam_score = 0.0;
     if (args.num_beams == 1) {

@@ -947,6 +947,221 @@ def bart_init(model, c):
             nn.init.zeros_(m.bias)
 
 
+
+# ----------------------------------------------------------------------------------------
+# T5 (pre-norm, RMS norms, no biases, relative attention bias), names as in modeling_t5.py
+# ----------------------------------------------------------------------------------------
+
+def relative_position_bucket(relative_position, bidirectional, num_buckets, max_distance):
+    """modeling_t5's _relative_position_bucket, from its definition: rp = key - query;
+    bidirectional gives keys after the query the upper half of the buckets; causal puts them
+    all in bucket 0. Below half a direction's buckets a distance is its own bucket, above it
+    logarithmic (in float32) up to max_distance, then the last bucket."""
+    buckets = torch.zeros_like(relative_position)
+    if bidirectional:
+        num_buckets //= 2
+        buckets += (relative_position > 0).long() * num_buckets
+        n = relative_position.abs()
+    else:
+        n = -torch.min(relative_position, torch.zeros_like(relative_position))
+    exact = num_buckets // 2
+    large = exact + (torch.log(n.float() / exact) / math.log(max_distance / exact)
+                     * (num_buckets - exact)).long()
+    large = torch.min(large, torch.full_like(large, num_buckets - 1))
+    return buckets + torch.where(n < exact, n, large)
+
+
+class T5LayerNorm(nn.Module):
+    """x * rsqrt(mean(x^2) + eps) * w: no mean subtracted, no bias."""
+
+    def __init__(self, d, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+class T5Attention(nn.Module):
+    def __init__(self, c, has_relative_attention_bias, bidirectional):
+        super().__init__()
+        self.n_heads, self.d_kv = c["num_heads"], c["d_kv"]
+        inner = self.n_heads * self.d_kv
+        self.q = nn.Linear(c["d_model"], inner, bias=False)
+        self.k = nn.Linear(c["d_model"], inner, bias=False)
+        self.v = nn.Linear(c["d_model"], inner, bias=False)
+        self.o = nn.Linear(inner, c["d_model"], bias=False)
+        self.bidirectional = bidirectional
+        self.num_buckets = c["relative_attention_num_buckets"]
+        self.max_distance = c["relative_attention_max_distance"]
+        if has_relative_attention_bias:
+            self.relative_attention_bias = nn.Embedding(self.num_buckets, self.n_heads)
+
+    def compute_bias(self, t, s):
+        """[1, h, t, s]: the table's row for the bucket of key - query."""
+        rp = torch.arange(s)[None, :] - torch.arange(t)[:, None]
+        buckets = relative_position_bucket(rp, self.bidirectional, self.num_buckets,
+                                           self.max_distance)
+        return self.relative_attention_bias(buckets).permute(2, 0, 1)[None]
+
+    def forward(self, x, kv, position_bias):
+        """position_bias: [B or 1, h, t, s], the relative bias with the mask added."""
+        b, t, _ = x.shape
+        s = kv.shape[1]
+
+        def heads(y, n):
+            return y.view(b, n, self.n_heads, self.d_kv).transpose(1, 2)
+
+        q, k, v = heads(self.q(x), t), heads(self.k(kv), s), heads(self.v(kv), s)
+        scores = q @ k.transpose(-1, -2) + position_bias  # no 1/sqrt(d): folded into q's init
+        probs = record(F.softmax(scores, dim=-1))
+        return self.o((probs @ v).transpose(1, 2).reshape(b, t, -1))
+
+
+class T5DenseActDense(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.wi = nn.Linear(c["d_model"], c["d_ff"], bias=False)
+        self.wo = nn.Linear(c["d_ff"], c["d_model"], bias=False)
+
+    def forward(self, x):
+        return self.wo(F.relu(self.wi(x)))
+
+
+class T5DenseGatedActDense(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.wi_0 = nn.Linear(c["d_model"], c["d_ff"], bias=False)
+        self.wi_1 = nn.Linear(c["d_model"], c["d_ff"], bias=False)
+        self.wo = nn.Linear(c["d_ff"], c["d_model"], bias=False)
+
+    def forward(self, x):
+        return self.wo(gelu_new(self.wi_0(x)) * self.wi_1(x))
+
+
+class T5LayerSelfAttention(nn.Module):
+    def __init__(self, c, has_relative_attention_bias, bidirectional):
+        super().__init__()
+        self.SelfAttention = T5Attention(c, has_relative_attention_bias, bidirectional)
+        self.layer_norm = T5LayerNorm(c["d_model"], c["layer_norm_epsilon"])
+
+    def forward(self, x, position_bias):
+        normed = self.layer_norm(x)
+        return x + self.SelfAttention(normed, normed, position_bias)
+
+
+class T5LayerCrossAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.EncDecAttention = T5Attention(c, False, False)
+        self.layer_norm = T5LayerNorm(c["d_model"], c["layer_norm_epsilon"])
+
+    def forward(self, x, memory, mask):
+        return x + self.EncDecAttention(self.layer_norm(x), memory, mask)
+
+
+class T5LayerFF(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        gated = c["feed_forward_proj"] == "gated-gelu"
+        self.DenseReluDense = T5DenseGatedActDense(c) if gated else T5DenseActDense(c)
+        self.layer_norm = T5LayerNorm(c["d_model"], c["layer_norm_epsilon"])
+
+    def forward(self, x):
+        return x + self.DenseReluDense(self.layer_norm(x))
+
+
+class T5Block(nn.Module):
+    def __init__(self, c, is_decoder, has_relative_attention_bias):
+        super().__init__()
+        layers = [T5LayerSelfAttention(c, has_relative_attention_bias, not is_decoder)]
+        if is_decoder:
+            layers.append(T5LayerCrossAttention(c))
+        layers.append(T5LayerFF(c))
+        self.layer = nn.ModuleList(layers)
+
+    def forward(self, x, position_bias, memory=None, cross_mask=None):
+        x = self.layer[0](x, position_bias)
+        if memory is not None:
+            x = self.layer[1](x, memory, cross_mask)
+        return self.layer[-1](x)
+
+
+class T5Stack(nn.Module):
+    def __init__(self, c, shared, is_decoder):
+        super().__init__()
+        self.embed_tokens = shared  # tied
+        n = c["num_decoder_layers"] if is_decoder else c["num_layers"]
+        self.block = nn.ModuleList(T5Block(c, is_decoder, i == 0) for i in range(n))
+        self.final_layer_norm = T5LayerNorm(c["d_model"], c["layer_norm_epsilon"])
+        self.is_decoder = is_decoder
+
+    def forward(self, input_ids, attention_mask, memory=None, memory_mask=None):
+        x = self.embed_tokens(input_ids)
+        t = input_ids.shape[1]
+        # Block 0's bias, with the mask added, serves every block (dropout is 0 here).
+        if self.is_decoder:
+            keep = causal_keep(t)[None, None] & attention_mask[:, None, None, :].bool()
+            mask = torch.zeros(keep.shape, dtype=x.dtype).masked_fill(
+                ~keep, torch.finfo(x.dtype).min)
+        else:
+            mask = padding_mask(attention_mask, x.dtype)
+        position_bias = self.block[0].layer[0].SelfAttention.compute_bias(t, t) + mask
+        cross_mask = padding_mask(memory_mask, x.dtype) if self.is_decoder else None
+        for block in self.block:
+            x = block(x, position_bias, memory, cross_mask)
+        return self.final_layer_norm(x)
+
+
+class T5ForConditionalGeneration(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.shared = nn.Embedding(c["vocab_size"], c["d_model"])  # no padding_idx in T5
+        self.encoder = T5Stack(c, self.shared, False)
+        self.decoder = T5Stack(c, self.shared, True)
+        self.tied = c["tie_word_embeddings"]
+        self.d_model = c["d_model"]
+        if not self.tied:
+            self.lm_head = nn.Linear(c["d_model"], c["vocab_size"], bias=False)
+
+    def forward(self, input_ids, attention_mask, decoder_input_ids, decoder_attention_mask,
+                labels):
+        memory = self.encoder(input_ids, attention_mask)
+        h = self.decoder(decoder_input_ids, decoder_attention_mask, memory, attention_mask)
+        if self.tied:  # Mesh TensorFlow's rescaling of the tied head
+            logits = (h * self.d_model ** -0.5) @ self.shared.weight.t()
+        else:
+            logits = self.lm_head(h)
+        return logits, lm_loss(logits, labels)
+
+
+def t5_init(model, c):
+    """T5PreTrainedModel._init_weights with initializer_factor 1.0."""
+    factor = c["initializer_factor"]
+    d_model, d_kv, heads, d_ff = c["d_model"], c["d_kv"], c["num_heads"], c["d_ff"]
+    for m in model.modules():
+        if isinstance(m, T5LayerNorm):
+            nn.init.constant_(m.weight, factor)
+        elif isinstance(m, T5ForConditionalGeneration):
+            nn.init.normal_(m.shared.weight, 0.0, factor)
+            if not m.tied:
+                nn.init.normal_(m.lm_head.weight, 0.0, factor)
+        elif isinstance(m, T5DenseActDense):
+            nn.init.normal_(m.wi.weight, 0.0, factor * d_model ** -0.5)
+            nn.init.normal_(m.wo.weight, 0.0, factor * d_ff ** -0.5)
+        elif isinstance(m, T5DenseGatedActDense):
+            nn.init.normal_(m.wi_0.weight, 0.0, factor * d_model ** -0.5)
+            nn.init.normal_(m.wi_1.weight, 0.0, factor * d_model ** -0.5)
+            nn.init.normal_(m.wo.weight, 0.0, factor * d_ff ** -0.5)
+        elif isinstance(m, T5Attention):
+            nn.init.normal_(m.q.weight, 0.0, factor * (d_model * d_kv) ** -0.5)
+            nn.init.normal_(m.k.weight, 0.0, factor * d_model ** -0.5)
+            nn.init.normal_(m.v.weight, 0.0, factor * d_model ** -0.5)
+            nn.init.normal_(m.o.weight, 0.0, factor * (heads * d_kv) ** -0.5)
+            if hasattr(m, "relative_attention_bias"):
+                nn.init.normal_(m.relative_attention_bias.weight, 0.0, factor * d_model ** -0.5)
+
 # ----------------------------------------------------------------------------------------
 # Configs (Hugging Face field names) and inputs
 # ----------------------------------------------------------------------------------------
@@ -1084,6 +1299,46 @@ BART_CONFIG = {
 }
 
 
+def t5_config(**overrides):
+    """A tiny T5: heads x d_kv (12) differs from d_model (16), the decoder has one block more
+    than the encoder, and 8 buckets with max_distance 6 put these short sequences' distances
+    in every kind of bucket (exact, logarithmic, capped)."""
+    c = {
+        "architectures": ["T5ForConditionalGeneration"],
+        "model_type": "t5",
+        "vocab_size": 48,
+        "d_model": 16,
+        "d_kv": 6,
+        "d_ff": 32,
+        "num_layers": 2,
+        "num_decoder_layers": 3,
+        "num_heads": 2,
+        "relative_attention_num_buckets": 8,
+        "relative_attention_max_distance": 6,
+        "dropout_rate": 0.0,
+        "layer_norm_epsilon": 1e-6,
+        "initializer_factor": 1.0,
+        "feed_forward_proj": "relu",
+        "tie_word_embeddings": True,
+        "pad_token_id": 0,
+        "eos_token_id": 1,
+        "decoder_start_token_id": 0,
+        "is_encoder_decoder": True,
+        "use_cache": True,
+    }
+    c.update(overrides)
+    return c
+
+
+T5_V1_0_CONFIG = t5_config()
+# At initializer_factor 1.0 v1.1's untied head (N(0, 1)) gives logits of +-13 and a loss of 10
+# against log V = 3.9: a saturated softmax, through which bf16 products' rounding reached 3.4%
+# of the first block's largest gradients (the bf16 tests allow 3%). Half the factor (all of
+# _init_weights' stds halved) keeps the head in its working range.
+T5_V1_1_CONFIG = t5_config(feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                           initializer_factor=0.5)
+
+
 def ids(rows):
     return torch.tensor(rows, dtype=torch.int64)
 
@@ -1136,6 +1391,22 @@ def bart_inputs():
     decoder_input_ids = shift_tokens_right(labels, c["pad_token_id"],
                                            c["decoder_start_token_id"])
     decoder_attention_mask = (decoder_input_ids != c["pad_token_id"]).long()
+    return input_ids, attention_mask, decoder_input_ids, decoder_attention_mask, labels
+
+
+def t5_inputs():
+    """Source ... </s> (eos 1) with padding (id 0); labels ... </s> with -100; the decoder
+    inputs the labels shifted right from the start token 0 (= pad)."""
+    c = T5_V1_0_CONFIG
+    input_ids = ids([[14, 27, 8, 39, 20, 33, 1],
+                     [33, 11, 1, 0, 0, 0, 0]])
+    attention_mask = (input_ids != c["pad_token_id"]).long()
+    labels = ids([[22, 5, 41, 17, 9, 1],
+                  [36, 9, 1, -100, -100, -100]])
+    decoder_input_ids = shift_tokens_right(labels, c["pad_token_id"],
+                                           c["decoder_start_token_id"])
+    # The start token is the pad id: the mask marks the target's positions, not the ids.
+    decoder_attention_mask = ids([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0]])
     return input_ids, attention_mask, decoder_input_ids, decoder_attention_mask, labels
 
 
@@ -1281,6 +1552,23 @@ def make_bart():
     return model, c, inputs
 
 
+def make_t5(config):
+    model = build(T5ForConditionalGeneration, config, t5_init)
+    input_ids, attention_mask, decoder_input_ids, decoder_attention_mask, labels = t5_inputs()
+    inputs = {"input_ids": input_ids, "attention_mask": attention_mask,
+              "decoder_input_ids": decoder_input_ids,
+              "decoder_attention_mask": decoder_attention_mask, "labels": labels}
+    return model, config, inputs
+
+
+def make_t5_v1_0():
+    return make_t5(T5_V1_0_CONFIG)
+
+
+def make_t5_v1_1():
+    return make_t5(T5_V1_1_CONFIG)
+
+
 CASES = {
     "bert_mlm": make_bert_mlm,
     "bert_classify": make_bert_classify,
@@ -1294,6 +1582,8 @@ CASES = {
     "distilbert_token": make_distilbert_token,
     "gpt2_lm": make_gpt2,
     "bart": make_bart,
+    "t5_v1_0": make_t5_v1_0,
+    "t5_v1_1": make_t5_v1_1,
 }
 
 
@@ -1308,10 +1598,13 @@ def attention_names(config, count):
     """The contract names of the recorded probabilities, in the forward's call order: each
     layer's self-attention; for BART the encoder's layers, then per decoder layer its
     self-attention and its cross-attention."""
-    if config["model_type"] != "bart":
+    if config["model_type"] not in ("bart", "t5"):
         return [f"output.attentions.{i}" for i in range(count)]
-    names = [f"output.attentions.{i}" for i in range(config["encoder_layers"])]
-    for i in range(config["decoder_layers"]):
+    bart = config["model_type"] == "bart"
+    encoder_layers = config["encoder_layers"] if bart else config["num_layers"]
+    decoder_layers = config["decoder_layers"] if bart else config["num_decoder_layers"]
+    names = [f"output.attentions.{i}" for i in range(encoder_layers)]
+    for i in range(decoder_layers):
         names += [f"output.decoder_attentions.{i}", f"output.cross_attentions.{i}"]
     check(len(names) == count, f"{count} attention probabilities recorded, {len(names)} named")
     return names
@@ -1602,6 +1895,19 @@ def check_bart_layers_against_torch(model, attention_mask, decoder_attention_mas
           f"(max diff {diff_enc:.1e} / {diff_dec:.1e})")
 
 
+def check_t5_buckets():
+    """The bucket function against values worked out by hand (REFERENCE.md 14), 32 buckets,
+    max distance 128. Bidirectional: 16 a direction, 8 exact, then 8 + floor(2 log2(n / 8));
+    causal: 16 exact, then 16 + floor(16/3 log2(n / 16)); both capped at their last bucket."""
+    rp = ids([-8, -16, -32, -64, -128, 1, 8, 16, 64, 200])
+    got = relative_position_bucket(rp, True, 32, 128).tolist()
+    check(got == [8, 10, 12, 14, 15, 17, 24, 26, 30, 31], f"T5 bidirectional buckets {got}")
+    rp = ids([-16, -20, -32, -64, -127, 0, 5])
+    got = relative_position_bucket(rp, False, 32, 128).tolist()
+    check(got == [16, 17, 21, 26, 31, 0, 0], f"T5 causal buckets {got}")
+    print("  T5 relative position buckets match the hand-worked values")
+
+
 def check_gelu():
     x = torch.linspace(-6, 6, 1001, dtype=DTYPE)
     check(torch.allclose(gelu(x), F.gelu(x), atol=1e-15, rtol=0), "gelu != F.gelu")
@@ -1749,6 +2055,15 @@ def self_checks():
     check_causal("bart", model, inputs, "decoder_input_ids", 2)
     check_bart_layers_against_torch(model, inputs["attention_mask"],
                                     inputs["decoder_attention_mask"])
+
+    check_t5_buckets()
+    for make in (make_t5_v1_0, make_t5_v1_1):
+        model, c, inputs = make()
+        name = "t5 " + c["feed_forward_proj"]
+        check_finite_differences(name, model, inputs)
+        check_padding_invariance(name, model, inputs, "input_ids", "attention_mask", 13,
+                                 inputs["decoder_attention_mask"])
+        check_causal(name, model, inputs, "decoder_input_ids", 2)
 
 
 # ----------------------------------------------------------------------------------------

@@ -21,11 +21,18 @@ struct RowDropout {
   const int64_t* counter_rows = nullptr;
 };
 
-// softmax(scores * scale + mask), and with `drop` dropout after it: returns the dropped
-// probabilities and puts the undropped ones in *probs and the kept elements (a row of bits
-// per row of scores) in *keep. No autograd.
+// softmax((scores + distance bias) * scale + mask), and with `drop` dropout after it: returns
+// the dropped probabilities and puts the undropped ones in *probs and the kept elements (a row
+// of bits per row of scores) in *keep. The distance bias (ops.h's attention_softmax) is
+// optional. No autograd.
 Tensor attention_softmax_rows(const Tensor& scores, double scale, const Tensor& mask, bool causal,
-                              const RowDropout* drop, Tensor* probs, Tensor* keep);
+                              const RowDropout* drop, Tensor* probs, Tensor* keep,
+                              const Tensor& distance_bias = Tensor());
+
+// The gradient of a distance bias [heads, Tq + Tk - 1] from that of the scores [.., heads, Tq,
+// Tk] it was added to: entry d of head h sums the scores' gradient over every (q, k) with
+// k - q + Tq - 1 = d (a diagonal of each [Tq, Tk] plane) and over the leading dims. No autograd.
+Tensor distance_bias_gradient(const Tensor& g_scores, int64_t heads);
 
 // The gradient of the scores from the gradient g of the dropped probabilities, the undropped
 // ones y and the keep bits: gx = scale * y * (gy - sum(gy * y)) per row with

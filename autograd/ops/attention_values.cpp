@@ -51,6 +51,7 @@ std::vector<int64_t> full_attention_rows(const QueryRows& queries, const Tensor&
 
 struct AttentionDropoutValuesBackward : Node {
   double scale = 1.0, p = 0.0;
+  bool distance_bias = false;  // its gradient is the third
   DType v_dtype = DType::f32;  // of v as given (`values` may be its bf16 copy)
   // The undropped probabilities, the keep bits and the values as the product read them.
   SavedTensor probs{this}, keep_bits{this}, values{this};
@@ -62,7 +63,8 @@ struct AttentionDropoutValuesBackward : Node {
 
 Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double scale,
                                 const Tensor& mask, bool causal, double p, Generator& generator,
-                                Tensor* probs, const QueryRows* queries) {
+                                Tensor* probs, const QueryRows* queries,
+                                const Tensor& distance_bias) {
   OpTimer timer("attention_dropout_values");
   HEED_CHECK(p >= 0.0 && p < 1.0, "attention_dropout_values: probability must be in [0, 1), got {}",
              p);
@@ -71,10 +73,12 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
              "attention_dropout_values: scores {} and values {} must be [.., Tq, Tk] and "
              "[.., Tk, d] with the same leading dims",
              scores.shape_str(), v.shape_str());
+  HEED_CHECK(!queries || !distance_bias.defined(),
+             "attention_dropout_values: a distance bias needs every query (no picked rows)");
   const std::vector<int64_t> counter_rows =
       queries ? full_attention_rows(*queries, scores, causal) : std::vector<int64_t>();
   if (p == 0.0) {
-    Tensor y = attention_softmax(scores, scale, mask, causal);
+    Tensor y = attention_softmax(scores, scale, mask, causal, distance_bias);
     if (probs) *probs = y;
     return matmul(y, v);
   }
@@ -89,21 +93,26 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
   Tensor y, keep, out, v_operand = v;
   {
     NoGradGuard no_grad;
-    Tensor dropped = attention_softmax_rows(scores, scale, mask, causal, &drop, &y, &keep);
+    Tensor dropped =
+        attention_softmax_rows(scores, scale, mask, causal, &drop, &y, &keep, distance_bias);
     // As matmul would: a bf16 product rounds v once, and backward reuses that copy.
     if (bf16_product) v_operand = to_bf16_keep_layout(v);
     out = matmul(dropped, v_operand);
   }
   if (probs) *probs = y;
-  if (needs_grad({&scores, &v})) {
+  const bool biased = distance_bias.defined();
+  if (biased ? needs_grad({&scores, &v, &distance_bias}) : needs_grad({&scores, &v})) {
     auto node = std::make_shared<AttentionDropoutValuesBackward>();
     node->scale = scale;
     node->p = p;
+    node->distance_bias = biased;
     node->v_dtype = v.dtype();
     node->probs.save(y);
     node->keep_bits.save(keep);
     node->values.save_copy_of(v_operand, v);
-    attach_node(out, node, {scores, v});
+    attach_node(
+        out, node,
+        biased ? std::vector<Tensor>{scores, v, distance_bias} : std::vector<Tensor>{scores, v});
   }
   return out;
 }
@@ -119,11 +128,15 @@ std::vector<Tensor> AttentionDropoutValuesBackward::backward(const Tensor& g_in)
     g_v = matmul(recompute_dropped(y, keep, p, bf16).transpose(-1, -2), g);
     if (g_v.dtype() != v_dtype) g_v = g_v.to(v_dtype);
   }
-  if (next_edges[0]) {
+  const bool bias_gradient = distance_bias && next_edges[2];
+  if (next_edges[0] || bias_gradient) {
     g_scores =
         attention_softmax_dropout_backward(matmul(g, v.transpose(-1, -2)), y, keep, scale, p);
   }
-  return {g_scores, g_v};
+  if (!distance_bias) return {g_scores, g_v};
+  // The bias joins the scores before the scale: its gradient is theirs, summed per distance.
+  Tensor g_bias = bias_gradient ? distance_bias_gradient(g_scores, y.size(-3)) : Tensor();
+  return {next_edges[0] ? g_scores : Tensor(), g_v, g_bias};
 }
 
 Tensor recompute_dropped(const Tensor& y, const Tensor& keep, double p, bool to_bf16) {

@@ -31,6 +31,8 @@ Tensor along_last_dim(const Tensor& a, int64_t dim, const char* op, F f) {
 
 struct SoftmaxBackward : Node {
   double scale = 1.0;
+  // attention_softmax with a distance bias: its gradient is the second.
+  bool distance_bias = false;
   SavedTensor output{this};
   const char* name() const override { return "SoftmaxBackward"; }
   std::vector<Tensor> backward(const Tensor& g) override;
@@ -114,11 +116,18 @@ struct SoftmaxRows {
   const T* add_mask;
   const uint8_t* keep_mask;
   const Shape& mask_strides;
+  // The distance bias [heads, tq + tk - 1], or null: score (q, k) of head h gains
+  // distance_bias[h, k - q + tq - 1] before the scale.
+  const T* distance_bias;
+  int64_t heads;
 
   void run(int64_t r) const {
     const T* xr = scores + r * tk;
     T* orow = probs + r * tk;
     const int64_t q = r % tq;
+    // Row q reads the bias's row from distance tq - 1 - q on, one key after another.
+    const T* bias =
+        distance_bias ? distance_bias + ((r / tq) % heads) * (tq + tk - 1) + (tq - 1 - q) : nullptr;
     // Keys after this query are cut off in causal mode (queries align to the last keys).
     const int64_t limit = causal ? std::min<int64_t>(tk, q + tk - tq + 1) : tk;
     int64_t mask_base = 0, mask_step = 0;
@@ -132,13 +141,13 @@ struct SoftmaxRows {
       mask_step = mask_strides[nd - 1];
     }
     const bool padding_row = keep_mask && mask_step == 1;
-    if (padding_row || !masked) {  // a select, vectorised; no mask: a scaling
+    if (!bias && (padding_row || !masked)) {  // a select, vectorised; no mask: a scaling
       kernels::scale_and_mask(xr, padding_row ? keep_mask + mask_base : nullptr, scale, limit,
                               orow);
     } else {
       const T neg_inf = -std::numeric_limits<T>::infinity();
       for (int64_t c = 0; c < limit; ++c) {
-        T v = xr[c] * scale;
+        T v = (bias ? xr[c] + bias[c] : xr[c]) * scale;
         if (add_mask) v += add_mask[mask_base + c * mask_step];
         if (keep_mask && !keep_mask[mask_base + c * mask_step]) v = neg_inf;
         orow[c] = v;
@@ -199,10 +208,46 @@ Shape mask_strides_for(const Tensor& mask, const Tensor& scores) {
   return broadcast_strides(mask, scores.shape());
 }
 
+void check_distance_bias(const Tensor& bias, const Tensor& scores) {
+  HEED_CHECK(scores.dim() >= 3 && bias.dim() == 2 && bias.size(0) == scores.size(-3) &&
+                 bias.size(1) == scores.size(-2) + scores.size(-1) - 1,
+             "attention_softmax: distance bias {} must be [heads, Tq + Tk - 1] for scores {} "
+             "[.., heads, Tq, Tk]",
+             bias.shape_str(), scores.shape_str());
+  HEED_CHECK(bias.dtype() == scores.dtype(),
+             "attention_softmax: distance bias is {}, the scores {}", bias.dtype(), scores.dtype());
+}
+
 }  // namespace
 
+Tensor distance_bias_gradient(const Tensor& g_scores_in, int64_t heads) {
+  Tensor g = g_scores_in.contiguous();
+  const int64_t tq = g.size(-2), tk = g.size(-1), width = tq + tk - 1;
+  const int64_t planes = tq > 0 && tk > 0 ? g.numel() / (tq * tk) : 0;
+  Tensor out = Tensor::empty({heads, width}, g.dtype());
+  dispatch_float(g.dtype(), "distance bias backward", [&]<typename T>() {
+    const T* gp = g.data<T>();
+    T* o = out.data<T>();
+    // One head per task, its sums in double over the batch in order: the same bits for any
+    // thread count.
+    parallel_for(heads, planes / std::max<int64_t>(heads, 1) * tq * tk, [&](int64_t h) {
+      std::vector<double> sums(static_cast<size_t>(width), 0.0);
+      for (int64_t p = h; p < planes; p += heads) {
+        const T* plane = gp + p * tq * tk;
+        for (int64_t q = 0; q < tq; ++q) {
+          double* row = sums.data() + (tq - 1 - q);
+          for (int64_t k = 0; k < tk; ++k) row[k] += plane[q * tk + k];
+        }
+      }
+      for (int64_t d = 0; d < width; ++d) o[h * width + d] = static_cast<T>(sums[d]);
+    });
+  });
+  return out;
+}
+
 Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tensor& mask,
-                              bool causal, const RowDropout* drop, Tensor* probs, Tensor* keep) {
+                              bool causal, const RowDropout* drop, Tensor* probs, Tensor* keep,
+                              const Tensor& distance_bias_in) {
   HEED_CHECK(scores_in.dim() >= 2, "attention_softmax: scores must be [.., Tq, Tk], got {}",
              scores_in.shape_str());
   Tensor scores = scores_in.contiguous();
@@ -212,6 +257,9 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
   const int64_t rows = tk ? scores.numel() / tk : 0;
   const Shape mask_strides = mask.defined() ? mask_strides_for(mask, scores) : Shape();
   const bool bool_mask = mask.defined() && mask.dtype() == DType::u8;
+  if (distance_bias_in.defined()) check_distance_bias(distance_bias_in, scores);
+  const Tensor distance_bias =
+      distance_bias_in.defined() ? distance_bias_in.contiguous() : Tensor();
   Tensor out = Tensor::empty(shape, scores.dtype());
   Tensor dropped = out;
   uint8_t* kept = nullptr;
@@ -236,7 +284,9 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
         .masked = mask.defined(),
         .add_mask = mask.defined() && !bool_mask ? mask.data<T>() : nullptr,
         .keep_mask = bool_mask ? mask.data<uint8_t>() : nullptr,
-        .mask_strides = mask_strides};
+        .mask_strides = mask_strides,
+        .distance_bias = distance_bias.defined() ? distance_bias.data<T>() : nullptr,
+        .heads = distance_bias.defined() ? distance_bias.size(0) : 1};
     // Groups of about 1,024 elements: enough rows to fill a Philox call, and enough groups
     // that the threads share them evenly. With dropout an element costs an exp, a share of a
     // Philox block and a bf16 rounding: G2P's short-sequence calls in training (a few thousand
@@ -256,14 +306,19 @@ Tensor attention_softmax_rows(const Tensor& scores_in, double scale, const Tenso
   return dropped;
 }
 
-Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask, bool causal) {
+Tensor attention_softmax(const Tensor& scores, double scale, const Tensor& mask, bool causal,
+                         const Tensor& distance_bias) {
   OpTimer timer("attention_softmax");
-  Tensor out = attention_softmax_rows(scores, scale, mask, causal, nullptr, nullptr, nullptr);
-  if (needs_grad({&scores})) {
+  Tensor out =
+      attention_softmax_rows(scores, scale, mask, causal, nullptr, nullptr, nullptr, distance_bias);
+  const bool biased = distance_bias.defined();
+  if (biased ? needs_grad({&scores, &distance_bias}) : needs_grad({&scores})) {
     auto node = std::make_shared<SoftmaxBackward>();
     node->scale = scale;
+    node->distance_bias = biased;
     node->output.save(out);
-    attach_node(out, node, {scores});
+    attach_node(out, node,
+                biased ? std::vector<Tensor>{scores, distance_bias} : std::vector<Tensor>{scores});
   }
   return out;
 }
@@ -295,7 +350,12 @@ Tensor attention_softmax_dropout(const Tensor& scores, double scale, const Tenso
 }
 
 std::vector<Tensor> SoftmaxBackward::backward(const Tensor& g) {
-  return {attention_softmax_backward(g, output.get(), scale)};
+  const Tensor y = output.get();
+  Tensor gx = attention_softmax_backward(g, y, scale);
+  if (!distance_bias) return {gx};
+  // The bias joins the scores before the scale: its gradient is theirs, summed per distance.
+  Tensor g_bias = next_edges[1] ? distance_bias_gradient(gx, y.size(-3)) : Tensor();
+  return {gx, g_bias};
 }
 
 std::vector<Tensor> LogSoftmaxBackward::backward(const Tensor& g_in) {

@@ -31,6 +31,7 @@
 #include "heed/nn/models/config_json.h"
 #include "heed/nn/models/encoder_decoder.h"
 #include "heed/nn/models/gpt.h"
+#include "heed/nn/models/t5.h"
 #include "heed/nn/module.h"
 #include "heed/nn/pretrained_io.h"
 #include "heed/nn/transformer_layers.h"

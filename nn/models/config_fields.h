@@ -100,6 +100,10 @@ inline std::optional<std::string> broken_rule(const field::Rule& rule,
                                               const std::optional<double>& value, int64_t vocab) {
   return value ? broken_rule(rule, *value, vocab) : std::nullopt;
 }
+inline std::optional<std::string> broken_rule(const field::Rule& rule,
+                                              const std::optional<int64_t>& value, int64_t vocab) {
+  return value ? broken_rule(rule, *value, vocab) : std::nullopt;
+}
 inline std::optional<std::string> broken_rule(const field::Rule&, bool, int64_t) {
   return std::nullopt;
 }

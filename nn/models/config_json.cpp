@@ -171,4 +171,18 @@ BartConfig bart_config_from_json(const nlohmann::json& j) {
   return config_from_json<BartConfig>(j);
 }
 
+nlohmann::json to_json(const T5Config& c) {
+  nlohmann::json j = fields_json(c);
+  j["model_type"] = "t5";
+  j["num_decoder_layers"] = c.decoder_layers();
+  j["is_encoder_decoder"] = true;
+  j["is_gated_act"] = c.gated();
+  j["dense_act_fn"] = c.gated() ? "gelu_new" : "relu";
+  return j;
+}
+
+T5Config t5_config_from_json(const nlohmann::json& j) {
+  return config_from_json<T5Config>(j);
+}
+
 }  // namespace heed::nn

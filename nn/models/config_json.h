@@ -9,6 +9,7 @@
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
 #include "nn/models/roberta.h"
+#include "nn/models/t5.h"
 
 namespace heed::nn {
 
@@ -23,5 +24,9 @@ RobertaConfig roberta_config_from_json(const nlohmann::json& j);
 DistilBertConfig distilbert_config_from_json(const nlohmann::json& j);
 GPT2Config gpt2_config_from_json(const nlohmann::json& j);
 BartConfig bart_config_from_json(const nlohmann::json& j);
+// T5's fields, num_decoder_layers resolved, model_type "t5" and the activation Hugging Face
+// derives from feed_forward_proj.
+nlohmann::json to_json(const T5Config& c);
+T5Config t5_config_from_json(const nlohmann::json& j);
 
 }  // namespace heed::nn

@@ -11,7 +11,7 @@
 #include "nn/layer_norm.h"
 #include "nn/models/config_fields.h"
 #include "nn/models/model_io.h"
-#include "nn/models/pretrained.h"
+#include "nn/models/seq2seq_model.h"
 #include "nn/transformer_layers.h"
 
 namespace heed::nn {
@@ -97,32 +97,22 @@ class BartStack : public Module {
   std::vector<std::shared_ptr<DecoderLayer>> decoder_layers;
 };
 
-class EncoderDecoder : public PretrainedModel {
+class EncoderDecoder : public Seq2SeqModel {
  public:
   EncoderDecoder(const BartConfig& config, uint64_t seed, DType dtype = DType::f32);
   std::string model_type() const override { return "bart"; }
   std::string architecture() const override { return "BartForConditionalGeneration"; }
   nlohmann::json config_json() const override;
   bool ignores_checkpoint_name(const std::string& name) const override;
-  // The encoder's last hidden states [B, S, C]; `attentions`, if given, receives each layer's
-  // attention probabilities [B, heads, S, S].
+  // Seq2SeqModel's.
   Tensor encode(const Tensor& input_ids, const Tensor& attention_mask = Tensor(),
-                std::vector<Tensor>* attentions = nullptr) const;
-  // Decoder logits [B, T, V] for decoder_input_ids attending to `memory`. With a cache
-  // (decoding), decoder_input_ids are the positions after the cached ones; the memory is
-  // projected into the cache at the first call and reused after, and
-  // decoder_attention_mask covers the cached positions too. With `attentions`, each layer's
-  // self- and cross-attention probabilities go into its decoder_attentions and
-  // cross_attentions.
+                std::vector<Tensor>* attentions = nullptr) const override;
   Tensor decode(const Tensor& decoder_input_ids, const Tensor& memory,
                 const Tensor& memory_mask = Tensor(),
                 const Tensor& decoder_attention_mask = Tensor(), KVCache* cache = nullptr,
-                ModelOutputs* attentions = nullptr) const;
-  // logits [B, T, V]; with labels [B, T] (-100 = ignore) the loss is their cross-entropy.
-  // Without decoder_input_ids, they are the labels shifted right (shift_tokens_right).
-  ModelOutputs forward(const ModelInputs& inputs) const override;
-  // [start, labels[:, :-1]] with -100 replaced by the pad id, as Hugging Face builds them.
-  Tensor shift_tokens_right(const Tensor& labels) const;
+                ModelOutputs* attentions = nullptr) const override;
+  Seq2SeqTokens special_tokens() const override;
+  int64_t max_positions() const override { return config.max_position_embeddings; }
 
   BartConfig config;
   std::shared_ptr<Embedding> shared;

@@ -347,6 +347,33 @@ TEST(Generation, CachedGreedySamplingAndBeamSearchEqualRecomputing) {
   }
 }
 
+// T5 decodes over its KV cache with the relative bias of the new position alone: greedy,
+// sampling and beam search give the tokens that recomputing every prefix gives, and the batched
+// greedy decoder what decoding each source alone gives.
+TEST(Generation, T5CachedDecodingEqualsRecomputing) {
+  auto t5 = testing::tiny_t5();
+  const std::vector<int32_t> source{9, 3, 3, 4, 10, 2};
+  const std::vector<int32_t> start{0};
+  Seq2SeqNextToken cached(*t5, source), plain(*t5, source, /*use_cache=*/false);
+  for (const GenerationOptions& o :
+       {greedy_options(14), sampling_options(3, 14), sampling_options(4, 14)}) {
+    const GenerationResult a = generate(cached, start, o), b = generate(plain, start, o);
+    EXPECT_EQ(a.tokens, b.tokens);
+    EXPECT_NEAR(a.total_log_prob, b.total_log_prob, 1e-4);
+  }
+  BeamSearchOptions beams;
+  beams.num_beams = 3;
+  beams.max_new_tokens = 14;
+  const BeamSearchResult a = beam_search(cached, start, beams),
+                         b = beam_search(plain, start, beams);
+  EXPECT_EQ(a.best.tokens, b.best.tokens);
+  EXPECT_NEAR(a.score, b.score, 1e-4);
+  const std::vector<std::vector<int32_t>> sources = {source, {4}, {11, 4, 5, 2}};
+  const auto batched = greedy_decode_batch(*t5, sources, 14);
+  for (size_t i = 0; i < sources.size(); ++i)
+    EXPECT_EQ(batched[i], generate(*t5, sources[i], greedy_options(14)).tokens) << i;
+}
+
 TEST(Generation, BeamSearchWithOneBeamIsGreedy) {
   auto bart = tiny_bart();
   for (const std::vector<int32_t>& source :

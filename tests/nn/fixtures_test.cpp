@@ -1,5 +1,5 @@
 // The models against PyTorch: tiny BERT (MLM and classification), RoBERTa and DistilBERT (MLM,
-// sequence and token classification), GPT-2 and BART written by
+// sequence and token classification), GPT-2, BART and T5 (v1.0 and v1.1) written by
 // scripts/make_fixtures.py with their weights, inputs (padded batches), logits, loss and the
 // gradient of every parameter. heed runs them in f32 and must match logits and loss within
 // 1e-4 and every gradient within 1e-3 of the gradient's largest magnitude. With bf16 matrix
@@ -254,4 +254,16 @@ TEST(Fixtures, GPT2MatchesPyTorchInBf16) {
 }
 TEST(Fixtures, EncoderDecoderMatchesPyTorchInBf16) {
   check_fixture("bart.safetensors", MatmulPrecision::bf16);
+}
+TEST(Fixtures, T5V10MatchesPyTorch) {
+  check_fixture("t5_v1_0.safetensors");
+}
+TEST(Fixtures, T5V11MatchesPyTorch) {
+  check_fixture("t5_v1_1.safetensors");
+}
+TEST(Fixtures, T5V10MatchesPyTorchInBf16) {
+  check_fixture("t5_v1_0.safetensors", MatmulPrecision::bf16);
+}
+TEST(Fixtures, T5V11MatchesPyTorchInBf16) {
+  check_fixture("t5_v1_1.safetensors", MatmulPrecision::bf16);
 }

@@ -11,6 +11,7 @@
 #include "nn/models/bert.h"
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
+#include "nn/models/t5.h"
 #include "support/test_util.h"
 
 namespace heed::nn {
@@ -113,6 +114,32 @@ TEST(GradientCheckpointing, EncoderDecoderSameBits) {
   expect_same_bits(
       [&] { return std::make_shared<EncoderDecoder>(c, 5); },
       [&](EncoderDecoder& m) {
+        return m.forward({.input_ids = source, .attention_mask = source_mask, .labels = labels});
+      });
+}
+
+TEST(GradientCheckpointing, T5SameBits) {
+  // Block 0's relative attention bias reaches every layer of its stack: an input of each
+  // recomputed layer, whose gradients the table sums.
+  T5Config c;
+  c.vocab_size = 20;
+  c.d_model = 16;
+  c.d_kv = 6;
+  c.d_ff = 24;
+  c.num_layers = 3;
+  c.num_decoder_layers = 3;
+  c.num_heads = 2;
+  c.relative_attention_num_buckets = 8;
+  c.relative_attention_max_distance = 6;
+  c.dropout_rate = 0.2;
+  c.feed_forward_proj = "gated-gelu";
+  c.tie_word_embeddings = false;
+  const Tensor source = from_vector<int64_t>({5, 6, 7, 1, 8, 9, 1, 0}, {2, 4});
+  const Tensor source_mask = from_vector<int64_t>({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4});
+  const Tensor labels = from_vector<int64_t>({11, 12, 1, 13, 1, -100}, {2, 3});
+  expect_same_bits(
+      [&] { return std::make_shared<T5ForConditionalGeneration>(c, 6); },
+      [&](T5ForConditionalGeneration& m) {
         return m.forward({.input_ids = source, .attention_mask = source_mask, .labels = labels});
       });
 }

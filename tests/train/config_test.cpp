@@ -567,9 +567,9 @@ TEST_F(Config, UnknownNames) {
   EXPECT_EQ(error_in(base_with("task: mlm", "task: translation")),
             "1: task: unknown task 'translation' (expected one of mlm, distill, clm, seq2seq, "
             "classification, token_classification)");
-  EXPECT_EQ(error_in(base_with("  arch: bert", "  arch: t5")),
-            "3: model.arch: unknown arch 't5' (expected one of bert, gpt2, bart, roberta, "
-            "distilbert)");
+  EXPECT_EQ(error_in(base_with("  arch: bert", "  arch: xlnet")),
+            "3: model.arch: unknown arch 'xlnet' (expected one of bert, gpt2, bart, roberta, "
+            "distilbert, t5)");
   EXPECT_EQ(error_in(base_with("  lr: 5.0e-4", "  name: adam")),
             "18: optim.name: unknown optimizer 'adam' (did you mean 'adamw'?)");
   EXPECT_EQ(error_in(base_with("  name: cosine", "  name: exponential")),
@@ -606,7 +606,7 @@ TEST_F(Config, TaskMustSuitTheArchitecture) {
   EXPECT_EQ(error_in(base_with("task: mlm", "task: clm")),
             "1: task: 'clm' needs model.arch gpt2, got bert");
   EXPECT_EQ(error_in(base_with("task: mlm", "task: seq2seq")),
-            "1: task: 'seq2seq' needs model.arch bart, got bert");
+            "1: task: 'seq2seq' needs model.arch bart or t5, got bert");
   EXPECT_EQ(error_in(R"(task: mlm
 model: {arch: gpt2}
 data: {train: {DIR}/train.txt}
@@ -893,7 +893,8 @@ TEST_F(Config, ReadmeDocumentsEveryKey) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string readme = text.str();
-  for (Arch arch : {Arch::kBert, Arch::kGpt2, Arch::kBart, Arch::kRoberta, Arch::kDistilBert}) {
+  for (Arch arch :
+       {Arch::kBert, Arch::kGpt2, Arch::kBart, Arch::kRoberta, Arch::kDistilBert, Arch::kT5}) {
     for (const std::string& key : config_keys(arch)) {
       EXPECT_NE(readme.find("`" + key + "`"), std::string::npos) << key;
     }

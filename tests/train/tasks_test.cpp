@@ -36,7 +36,7 @@ TEST(Tasks, EveryTaskRegistersItselfUnderItsYamlName) {
   EXPECT_TRUE(task_for("distill").has_teacher());
   EXPECT_FALSE(task_for("mlm").has_teacher());
   EXPECT_EQ(task_for("clm").architectures(), Archs{Arch::kGpt2});
-  EXPECT_EQ(task_for("seq2seq").architectures(), Archs{Arch::kBart});
+  EXPECT_EQ(task_for("seq2seq").architectures(), (Archs{Arch::kBart, Arch::kT5}));
   EXPECT_TRUE(task_for("seq2seq").has_targets());
   EXPECT_EQ(task_for("classification").architectures(),
             (Archs{Arch::kBert, Arch::kRoberta, Arch::kDistilBert}));

@@ -28,7 +28,7 @@ struct EnumInfo;
   };
 
 HEED_ENUM_INFO(Arch, "arch", {Arch::kBert, "bert"}, {Arch::kGpt2, "gpt2"}, {Arch::kBart, "bart"},
-               {Arch::kRoberta, "roberta"}, {Arch::kDistilBert, "distilbert"})
+               {Arch::kRoberta, "roberta"}, {Arch::kDistilBert, "distilbert"}, {Arch::kT5, "t5"})
 static_assert(std::size(EnumInfo<Arch>::values) == std::variant_size_v<ArchConfig>,
               "each model.arch value needs its config in ArchConfig, at the same place");
 HEED_ENUM_INFO(TokenizerType, "tokenizer type", {TokenizerType::kWordPiece, "wordpiece"},

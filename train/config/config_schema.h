@@ -54,8 +54,8 @@ template <typename V, typename M>
 void visit_model(V& v, M& m) {
   Arch arch = m.arch();
   v.field("arch", arch,
-          {.doc = "`bert`, `roberta`, `distilbert` (encoders), `gpt2` (decoder-only), `bart` "
-                  "(encoder-decoder).",
+          {.doc = "`bert`, `roberta`, `distilbert` (encoders), `gpt2` (decoder-only), `bart`, "
+                  "`t5` (encoder-decoders).",
            .need = Need::kRequiredFirst});
   if constexpr (!std::is_const_v<M>) m.set_arch(arch);
   ModelKeys<V, M> keys{v, m};

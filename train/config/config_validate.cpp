@@ -2,6 +2,7 @@
 // each key's row, and the checks of one key against another. Each failure is one line naming
 // where the key was set.
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "train/config/config_check.h"
@@ -231,6 +232,9 @@ std::pair<int64_t, std::string_view> position_limit(const ModelConfig& m) {
       // Positions start after the padding id (RoBERTa's 514 positions hold 512 tokens).
       return {hf.max_position_embeddings - m.pad_token_id.value_or(hf.pad_token_id) - 1,
               "model.max_position_embeddings (less pad_token_id + 1)"};
+    } else if constexpr (std::is_same_v<Config, nn::T5Config>) {
+      // Relative positions: no table to run out of.
+      return {std::numeric_limits<int32_t>::max(), "T5's limit (none)"};
     } else {
       return {hf.max_position_embeddings, "model.max_position_embeddings"};
     }

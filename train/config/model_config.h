@@ -12,18 +12,19 @@
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
 #include "nn/models/roberta.h"
+#include "nn/models/t5.h"
 
 namespace heed::train {
 
 // The architectures, in the order of ArchConfig's alternatives (model.arch's YAML names are
 // in config_schema.h).
-enum class Arch { kBert, kGpt2, kBart, kRoberta, kDistilBert };
+enum class Arch { kBert, kGpt2, kBart, kRoberta, kDistilBert, kT5 };
 std::string_view to_string(Arch value);
 
 // The Hugging Face config of one architecture. A new architecture is one more alternative
 // here and one more Arch value at the same place.
 using ArchConfig = std::variant<nn::BertConfig, nn::GPT2Config, nn::BartConfig, nn::RobertaConfig,
-                                nn::DistilBertConfig>;
+                                nn::DistilBertConfig, nn::T5Config>;
 
 struct ModelConfig {
   // Its alternative is model.arch; its tokenizer-derived fields (vocab_size, the special
@@ -33,10 +34,10 @@ struct ModelConfig {
   // set). Unset: the trainer fills them in; set: the config wins (a mismatch is the
   // trainer's error to report).
   std::optional<int64_t> vocab_size;              // every arch
-  std::optional<int64_t> pad_token_id;            // bert, roberta, distilbert, bart
+  std::optional<int64_t> pad_token_id;            // bert, roberta, distilbert, bart, t5
   std::optional<int64_t> bos_token_id;            // gpt2, bart
-  std::optional<int64_t> eos_token_id;            // gpt2, bart
-  std::optional<int64_t> decoder_start_token_id;  // bart
+  std::optional<int64_t> eos_token_id;            // gpt2, bart, t5
+  std::optional<int64_t> decoder_start_token_id;  // bart, t5
   std::optional<int64_t> num_labels;              // the encoders' classification heads
 
   Arch arch() const { return static_cast<Arch>(config.index()); }

@@ -110,6 +110,30 @@ Shape bart_shape(const RunConfig& c, const TaskData& d) {
   return s;
 }
 
+Shape t5_shape(const RunConfig& c, const TaskData& d) {
+  const nn::T5Config m = t5_config(c, d);
+  const double h = m.d_model, inner = m.num_heads * m.d_kv, ffn = m.d_ff;
+  const double ffn_in = m.gated() ? 2 : 1;
+  const double source = batch_rows(c, d) * c.data.max_source_length;
+  const double target = batch_rows(c, d) * c.data.max_target_length;
+  // No biases: attention's four projections through heads x d_kv, the feed-forward's, one RMS
+  // norm per sub-layer; each stack's bias table and final norm; the untied head.
+  const double attention = 4 * h * inner + h, feed_forward = (ffn_in + 1) * h * ffn + h;
+  const double stack = m.relative_attention_num_buckets * m.num_heads + h;
+  Shape s;
+  s.parameters = m.vocab_size * h * (m.tie_word_embeddings ? 1 : 2) + 2 * stack +
+                 m.num_layers * (attention + feed_forward) +
+                 m.decoder_layers() * (2 * attention + feed_forward);
+  s.activations =
+      m.num_layers * source *
+          layer_activations_per_token(h, ffn_in * ffn, m.num_heads, c.data.max_source_length) +
+      m.decoder_layers() * target *
+          (layer_activations_per_token(h, ffn_in * ffn, m.num_heads, c.data.max_target_length) +
+           layer_activations_per_token(h, 0, m.num_heads, c.data.max_source_length)) +
+      2 * target * m.vocab_size;
+  return s;
+}
+
 std::optional<double> read_number(const std::string& path, const std::string& after) {
   std::ifstream in(path);
   std::string word;
@@ -142,6 +166,9 @@ MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d,
       break;
     case Arch::kBart:
       s = bart_shape(c, d);
+      break;
+    case Arch::kT5:
+      s = t5_shape(c, d);
       break;
   }
   // f32 weights, and a bf16 copy of each when the products run in bf16; the trainable ones'

@@ -104,4 +104,14 @@ nn::BartConfig bart_config(const RunConfig& c, const TaskData& d) {
   return b;
 }
 
+nn::T5Config t5_config(const RunConfig& c, const TaskData& d) {
+  const ModelConfig& m = c.model;
+  nn::T5Config t = m.as<nn::T5Config>();
+  t.vocab_size = m.vocab_size.value_or(d.tokenizer->vocab_size());
+  t.pad_token_id = m.pad_token_id.value_or(d.tokenizer->pad_id());
+  t.eos_token_id = m.eos_token_id.value_or(d.tokenizer->end_id());
+  t.decoder_start_token_id = m.decoder_start_token_id.value_or(d.tokenizer->start_id());
+  return t;
+}
+
 }  // namespace heed::train

@@ -35,5 +35,8 @@ std::shared_ptr<nn::PretrainedModel> make_token_classifier(const RunConfig& conf
                                                            const TaskData& data);
 nn::GPT2Config gpt2_config(const RunConfig& config, const TaskData& data);
 nn::BartConfig bart_config(const RunConfig& config, const TaskData& data);
+// T5's ids from the tokenizer as BART's: pad, eos (its end), decoder start (its start; for
+// Hugging Face's T5 tokenizer that is the pad id).
+nn::T5Config t5_config(const RunConfig& config, const TaskData& data);
 
 }  // namespace heed::train

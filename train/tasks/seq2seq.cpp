@@ -3,6 +3,7 @@
 // teacher-forced accuracy flatters such a model.
 #include "data/collators.h"
 #include "nn/models/encoder_decoder.h"
+#include "nn/models/t5.h"
 #include "train/config/config_check.h"
 #include "train/tasks/model_configs.h"
 #include "train/tasks/registry.h"
@@ -16,7 +17,7 @@ class Seq2SeqTask final : public TrainingTask {
   std::string_view summary() const override {
     return "sequence to sequence: a target text from a source text";
   }
-  std::vector<Arch> architectures() const override { return {Arch::kBart}; }
+  std::vector<Arch> architectures() const override { return {Arch::kBart, Arch::kT5}; }
   bool accepts_any_tokenizer() const override { return true; }
   bool has_targets() const override { return true; }
 
@@ -27,8 +28,8 @@ class Seq2SeqTask final : public TrainingTask {
       c.one_of("eval.decode_metrics", name, decoding_metric_choices(), "metric");
   }
 
-  // A WordPiece vocabulary serves both sides (BART shares one embedding table), so it trains on
-  // the sources and the targets.
+  // A WordPiece vocabulary serves both sides (BART and T5 share one embedding table), so it trains
+  // on the sources and the targets.
   std::vector<std::string_view> vocabulary_texts(std::string_view line) const override {
     return data::split_tabs(line);
   }
@@ -55,8 +56,10 @@ class Seq2SeqTask final : public TrainingTask {
 
   std::shared_ptr<nn::PretrainedModel> make_model(const RunConfig& c,
                                                   const TaskData& d) const override {
-    return std::make_shared<nn::EncoderDecoder>(bart_config(c, d),
-                                                static_cast<uint64_t>(c.train.seed));
+    const auto seed = static_cast<uint64_t>(c.train.seed);
+    if (c.model.arch() == Arch::kT5)
+      return std::make_shared<nn::T5ForConditionalGeneration>(t5_config(c, d), seed);
+    return std::make_shared<nn::EncoderDecoder>(bart_config(c, d), seed);
   }
 
   std::vector<std::string> decoding_metric_names(const EvalConfig& eval) const override {
@@ -97,8 +100,8 @@ class Seq2SeqTask final : public TrainingTask {
 
  private:
   // make_model built it, so the model of this task is an encoder-decoder.
-  static const nn::EncoderDecoder& encoder_decoder(const nn::PretrainedModel& model) {
-    return dynamic_cast<const nn::EncoderDecoder&>(model);
+  static const nn::Seq2SeqModel& encoder_decoder(const nn::PretrainedModel& model) {
+    return dynamic_cast<const nn::Seq2SeqModel&>(model);
   }
 };
 

@@ -21,7 +21,7 @@ std::vector<std::string> default_decoding_metrics() {
   return decode::SequenceErrorAccumulator::metric_names();
 }
 
-std::vector<DecodedSource> decode_sources(const nn::EncoderDecoder& model,
+std::vector<DecodedSource> decode_sources(const nn::Seq2SeqModel& model,
                                           std::span<const data::Example> examples,
                                           const GenerationConfig& generation, int64_t batch_size) {
   std::vector<DecodedSource> decoded;
@@ -32,7 +32,7 @@ std::vector<DecodedSource> decode_sources(const nn::EncoderDecoder& model,
     decoded[it->second].references.push_back(e.target_ids);
   }
 
-  const auto eos = static_cast<int32_t>(model.config.eos_token_id);
+  const auto eos = static_cast<int32_t>(model.special_tokens().eos);
   const auto strip_eos = [eos](std::vector<int32_t> tokens) {
     if (!tokens.empty() && tokens.back() == eos) tokens.pop_back();
     return tokens;

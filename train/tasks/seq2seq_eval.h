@@ -10,7 +10,7 @@
 
 #include "data/batch.h"
 #include "data/text_tokenizer.h"
-#include "nn/models/encoder_decoder.h"
+#include "nn/models/seq2seq_model.h"
 #include "train/config/config.h"
 
 namespace heed::train {
@@ -32,7 +32,7 @@ std::vector<std::string> default_decoding_metrics();
 // beam search source by source when generation.num_beams > 1), with all of that source's
 // targets in `examples` as its references, in order of first appearance. The model must be in
 // eval mode.
-std::vector<DecodedSource> decode_sources(const nn::EncoderDecoder& model,
+std::vector<DecodedSource> decode_sources(const nn::Seq2SeqModel& model,
                                           std::span<const data::Example> examples,
                                           const GenerationConfig& generation, int64_t batch_size);
 
