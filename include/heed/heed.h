@@ -49,9 +49,9 @@
 #include "heed/data/tokenizer_io.h"
 #include "heed/data/wordpiece.h"
 
-#include "heed/decode/generation.h"
 #include "heed/decode/bleu.h"
 #include "heed/decode/chrf.h"
+#include "heed/decode/generation.h"
 #include "heed/decode/sequence_metrics.h"
 
 #include "heed/train/run/trainer.h"
