@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "autograd/grad_mode.h"
 #include "io/json_file.h"
@@ -153,15 +154,17 @@ std::vector<std::string> load_adapter_weights(PretrainedModel& model, const std:
   for (const std::string& raw : file.names()) {
     const std::string name =
         raw.starts_with(kPrefix) ? raw.substr(std::string(kPrefix).size()) : raw;
-    Tensor* target = nullptr;
+    // A Tensor is a shared handle: copying it keeps the storage that copy_ writes into alive
+    // after the adapter's map entry is erased.
+    std::optional<Tensor> target;
     if (auto it = adapters.find(name); it != adapters.end()) {
-      target = &it->second;
+      target = it->second;
       adapters.erase(it);
     } else if (auto p = parameters.find(name); p != parameters.end()) {
-      target = &p->second;
+      target = p->second;
       loaded_parameters.push_back(name);
     }
-    HEED_CHECK(target != nullptr,
+    HEED_CHECK(target.has_value(),
                "{}: tensor '{}' fits no adapter and no parameter of {} (adapter_config.json's "
                "target_modules and modules_to_save name what it adapts)",
                file.path(), raw, model.architecture());
