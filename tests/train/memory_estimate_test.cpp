@@ -54,26 +54,26 @@ TaskData no_data() {
 //   dropout bits: 468; bf16 operands: 2 x 80 + 148 = 308.
 //   the last layer under the MLM head: 3 x 8 operands a token and a quarter of the rest,
 //   f32 4 x 24 + 468 / 4 = 213, bf16 2 x 24 + 308 / 4 = 125.
-//   attention workspace 2 x 4 x 32 x 2 x 8 = 4,096; the head over 8 rows: 4 x (8 x 100 +
-//   100 x 8 + 8 x 8) = 6,656.
+//   workspace 4 x 32 x (2 x 8 + 5 x 8 + 2 x 16) = 11,264; the head over 8 rows: 4 x (8 x 100
+//   + 100 x 8 + 8 x 8) = 6,656.
 TEST(MemoryEstimate, MatchesTheArithmeticWorkedOutByHand) {
   const MemoryEstimate f32 = estimate_memory(small_bert(), no_data());
   EXPECT_DOUBLE_EQ(f32.parameters, 2348);
   EXPECT_DOUBLE_EQ(f32.trainable, 2348);
   EXPECT_DOUBLE_EQ(f32.parameter_bytes, 2348 * (4 + 4 + 8));  // weights, gradients, moments
-  EXPECT_DOUBLE_EQ(f32.activation_bytes, 32 * (468 + 213) + 4096 + 6656);
+  EXPECT_DOUBLE_EQ(f32.activation_bytes, 32 * (468 + 213) + 11264 + 6656);
   EXPECT_DOUBLE_EQ(f32.total(), f32.parameter_bytes + f32.activation_bytes + f32.runtime_bytes);
 
   // Recomputation keeps each layer's f32 input and one (whole) layer's working set.
   const MemoryEstimate recomputed =
       estimate_memory(small_bert({"train.gradient_checkpointing=true"}), no_data());
-  EXPECT_DOUBLE_EQ(recomputed.activation_bytes, 2 * 32 * 4 * 8 + 32 * 468 + 4096 + 6656);
+  EXPECT_DOUBLE_EQ(recomputed.activation_bytes, 2 * 32 * 4 * 8 + 32 * 468 + 11264 + 6656);
 
   // bf16 products: a bf16 copy of each weight, and the products' operands saved in bf16.
   const RunConfig bf16_config = small_bert({"train.dtype=bf16"});
   const MemoryEstimate bf16 = estimate_memory(bf16_config, no_data(), std::nullopt, true);
   EXPECT_DOUBLE_EQ(bf16.parameter_bytes, 2348 * (4 + 2 + 4 + 8));
-  EXPECT_DOUBLE_EQ(bf16.activation_bytes, 32 * (308 + 125) + 4096 + 6656);
+  EXPECT_DOUBLE_EQ(bf16.activation_bytes, 32 * (308 + 125) + 11264 + 6656);
   // A CPU without them runs train.dtype bf16 as f32, and holds what f32 holds.
   const MemoryEstimate as_run = estimate_memory(bf16_config, no_data());
   EXPECT_DOUBLE_EQ(as_run.total(), native_bf16_products() ? bf16.total() : f32.total());

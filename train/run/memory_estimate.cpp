@@ -40,11 +40,12 @@ double stack_activations(const RunConfig& c, double layers, double tokens, doubl
   return layers * tokens * 4 * hidden + tokens * per_token;
 }
 
-// The largest short-lived tensors on top of what the layers keep: one layer's f32 attention
-// scores and their softmax in forward, or the probabilities and their gradient in backward,
-// [rows, heads, T, T] each.
-double attention_workspace(double tokens, double heads, double keys) {
-  return 2 * 4 * tokens * heads * keys;
+// The short-lived tensors on top of what the layers keep, one layer's at a time: the f32
+// probabilities' gradient [rows, heads, T, T] (the scores before it), and the gradients in
+// flight through a layer's backward, of its output, its query|key|value projection and its
+// feed-forward's two inner activations. Sized against measured peaks (docs/performance.md).
+double step_workspace(double tokens, double heads, double keys, double hidden, double ffn) {
+  return 4 * tokens * (heads * keys + 5 * hidden + 2 * ffn);
 }
 
 // Rows of a micro-batch: train.batch_size, or the whole training set when that is smaller.
@@ -95,7 +96,7 @@ Shape bert_shape(const RunConfig& c, const TaskData& d, double operand) {
                  layers * layer_parameters(h, ffn) + h * h + 3 * h + m.vocab_size;
   const double per_token = layer_bytes_per_token(h, ffn, heads, T, operand);
   s.activation_bytes =
-      stack_activations(c, layers, tokens, per_token, h) + attention_workspace(tokens, heads, T);
+      stack_activations(c, layers, tokens, per_token, h) + step_workspace(tokens, heads, T, h, ffn);
   if (c.task == "mlm") {
     // Under the masked-LM head the last layer runs its queries, attention and all after them
     // at the masked positions alone: it keeps its input and keys and values at every position
@@ -118,7 +119,7 @@ Shape gpt_shape(const RunConfig& c, const TaskData& d, double operand) {
   s.parameters = (m.vocab_size + m.n_positions) * h + 2 * h + layers * layer_parameters(h, ffn);
   s.activation_bytes =
       stack_activations(c, layers, tokens, layer_bytes_per_token(h, ffn, heads, T, operand), h) +
-      attention_workspace(tokens, heads, T) + head_bytes(tokens, m.vocab_size, h);
+      step_workspace(tokens, heads, T, h, ffn) + head_bytes(tokens, m.vocab_size, h);
   return s;
 }
 
@@ -144,7 +145,8 @@ Shape bart_shape(const RunConfig& c, const TaskData& d, double operand) {
           layer_bytes_per_token(h, m.decoder_ffn_dim, m.decoder_attention_heads, T, operand) +
               layer_bytes_per_token(h, 0, m.decoder_attention_heads, S, operand),
           h) +
-      attention_workspace(std::max(source, target), m.encoder_attention_heads, std::max(S, T)) +
+      step_workspace(std::max(source, target), m.encoder_attention_heads, std::max(S, T), h,
+                     std::max(m.encoder_ffn_dim, m.decoder_ffn_dim)) +
       head_bytes(target, m.vocab_size, h);
   return s;
 }
@@ -168,7 +170,7 @@ Shape t5_shape(const RunConfig& c, const TaskData& d, double operand) {
       m.decoder_layers() * target *
           (layer_bytes_per_token(h, ffn_in * ffn, m.num_heads, T, operand) +
            layer_bytes_per_token(h, 0, m.num_heads, S, operand)) +
-      attention_workspace(std::max(source, target), m.num_heads, std::max(S, T)) +
+      step_workspace(std::max(source, target), m.num_heads, std::max(S, T), h, ffn_in * ffn) +
       head_bytes(target, m.vocab_size, h);
   return s;
 }
