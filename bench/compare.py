@@ -4,7 +4,19 @@
 
     /usr/bin/python3 bench/compare.py [--models bert-mini,gpt-mini,bert-small,seq2seq]
         [--precisions f32,bf16] [--repeats 5] [--steps 10] [--threads 2]
-        [--heed build/bench/bench_train_step] [--json results.json]
+        [--batch B] [--seq T] [--heed build/bench/bench_train_step] [--json results.json]
+    /usr/bin/python3 bench/compare.py --models bert-base,gpt2 --longest [--longest-max 8192]
+
+The models: bert-mini, gpt-mini, bert-small and seq2seq (the default set), and the tutorials'
+sizes, bert-base (16 x 128) and gpt2 (GPT-2 small, 4 x 1,024); --batch and --seq change the
+shape of every model's batches (--seq: a seq2seq model's source).
+
+--longest adds the longest sequence each framework trains at batch 1 in this machine's memory:
+one training step at each length, doubling from --longest-start (512) to --longest-max (8,192),
+until a run fails. The driver polls the run's resident set and kills it past a limit (the
+memory available at the start less a margin of 10%, at least 1 GB, or --memory-limit-mb when
+lower) rather than leave the machine to the OOM killer; a run killed so, or one that fails,
+does not fit. With --repeats 0 only the probe runs.
 
 For each model and precision, heed (build/bench/bench_train_step) and PyTorch
 (bench/pytorch_train_step.py) run alternately, --repeats times each; both print the same
@@ -30,7 +42,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-MODELS = ["bert-mini", "gpt-mini", "bert-small", "seq2seq"]
+MODELS = ["bert-mini", "gpt-mini", "bert-small", "seq2seq"]  # the default set
+LARGE_MODELS = ["bert-base", "gpt2"]  # the tutorials' sizes: asked for by name
 PRECISIONS = ["f32", "bf16"]
 # The keys both programs print, in this order, tokens_per_second last.
 KEYS = ["framework", "model", "precision", "threads", "tokens_per_step", "model_flops_per_step",
@@ -82,26 +95,46 @@ def parse_lines(stdout):
     return values
 
 
-def wait_for(pid, timeout):
-    """wait4 on one child: (exit status, its rusage, timed out?). Kills it after `timeout` s."""
+def resident_kb(pid):
+    """The process's resident set now (VmRSS), or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def wait_for(pid, timeout, rss_limit_kb=None):
+    """wait4 on one child: (exit status, its rusage, why it was killed or None). Kills it after
+    `timeout` s, or as soon as its resident set passes `rss_limit_kb`."""
     deadline = time.monotonic() + timeout
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
-            return status, usage, False
+            return status, usage, None
+        killed = None
         if time.monotonic() > deadline:
+            killed = "timeout"
+        elif rss_limit_kb is not None and (resident_kb(pid) or 0) > rss_limit_kb:
+            killed = "memory"
+        if killed:
             os.kill(pid, signal.SIGKILL)
             _, status, usage = os.wait4(pid, 0)
-            return status, usage, True
-        time.sleep(0.05)
+            return status, usage, killed
+        time.sleep(0.02 if rss_limit_kb is not None else 0.05)
 
 
-def run_child(cmd, env, timeout):
+def run_child(cmd, env, timeout, rss_limit_kb=None):
     """Runs one program to its end; returns a record with its `key: value` lines, exit code,
     the tail of its stderr and its peak RSS (ru_maxrss of that process alone, not of this
-    driver or of other children)."""
-    record = {"cmd": cmd, "returncode": None, "timed_out": False, "wall_seconds": None,
-              "max_rss_kb": None, "values": {}, "error": None, "stderr_tail": ""}
+    driver or of other children). With `rss_limit_kb`, a run whose resident set passes it is
+    killed and its record says so (out_of_memory)."""
+    record = {"cmd": cmd, "returncode": None, "timed_out": False, "out_of_memory": False,
+              "wall_seconds": None, "max_rss_kb": None, "values": {}, "error": None,
+              "stderr_tail": ""}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
         try:
@@ -109,17 +142,20 @@ def run_child(cmd, env, timeout):
         except OSError as e:
             record["error"] = f"cannot start {cmd[0]}: {e}"
             return record
-        status, usage, timed_out = wait_for(proc.pid, timeout)
+        status, usage, killed = wait_for(proc.pid, timeout, rss_limit_kb)
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: tell Popen
         out.seek(0)
         err.seek(0)
         stdout = out.read().decode(errors="replace")
         stderr = err.read().decode(errors="replace")
-    record.update(returncode=proc.returncode, timed_out=timed_out, max_rss_kb=usage.ru_maxrss,
+    record.update(returncode=proc.returncode, timed_out=killed == "timeout",
+                  out_of_memory=killed == "memory", max_rss_kb=usage.ru_maxrss,
                   wall_seconds=round(time.monotonic() - start, 3), values=parse_lines(stdout),
                   stderr_tail="\n".join(stderr.splitlines()[-STDERR_TAIL_LINES:]))
-    if timed_out:
+    if killed == "timeout":
         record["error"] = f"killed after {timeout:.0f} s"
+    elif killed == "memory":
+        record["error"] = f"killed past the memory limit of {mb(rss_limit_kb):,.0f} MB"
     elif proc.returncode != 0:
         record["error"] = f"exit code {proc.returncode}"
     return record
@@ -216,9 +252,15 @@ class Runner:
         self.script = str(HERE / "pytorch_train_step.py")
         self.done, self.total = 0, len(args.models) * len(args.precisions) * 2 * args.repeats
 
-    def command(self, framework, model, precision):
-        common = ["--model", model, "--precision", precision, "--steps", str(self.args.steps),
-                  "--threads", str(self.args.threads)]
+    def command(self, framework, model, precision, steps=None, warmup=None, batch=None, seq=None):
+        """The run's command line and environment; the shape is the args' unless given."""
+        common = ["--model", model, "--precision", precision,
+                  "--steps", str(steps or self.args.steps), "--threads", str(self.args.threads)]
+        if warmup is not None:
+            common += ["--warmup", str(warmup)]
+        for flag, value in (("--batch", batch or self.args.batch), ("--seq", seq or self.args.seq)):
+            if value:
+                common += [flag, str(value)]
         if framework == "heed":
             return [self.heed] + common, heed_env(self.args.threads)
         return [self.args.python, self.script] + common, pytorch_env(self.args.threads)
@@ -240,6 +282,62 @@ class Runner:
             report_failure(label, record)
         record["ok"] = ok
         return record
+
+
+# ----- the longest sequence at batch 1 -----
+
+def available_memory_kb():
+    """MemAvailable: what the machine can give a new process without swapping or reclaiming
+    what others use."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def probe_limit_kb(available_kb, limit_mb=None):
+    """The resident set past which a probe run is killed: the available memory less a margin
+    of 10% (at least 1 GB), which the polling's interval and the rest of the machine need;
+    `limit_mb` when lower. None when neither is known."""
+    limits = []
+    if available_kb is not None:
+        limits.append(available_kb - max(available_kb // 10, 1_000_000 * 1000 // 1024))
+    if limit_mb is not None:
+        limits.append(limit_mb * 1e6 / 1024)
+    return int(min(limits)) if limits else None
+
+
+def probe_lengths(start, largest):
+    """start, 2 start, 4 start, ... up to `largest`."""
+    lengths = []
+    while start <= largest:
+        lengths.append(start)
+        start *= 2
+    return lengths
+
+
+def longest_sequence(runner, framework, model, precision, lengths, limit_kb):
+    """The longest of `lengths` (ascending) at which one training step at batch 1 succeeds,
+    stopping at the first that does not; (length or None, the runs' records)."""
+    fits, records = None, []
+    for seq in lengths:
+        cmd, env = runner.command(framework, model, precision, steps=1, warmup=0, batch=1, seq=seq)
+        record = run_child(cmd, env, runner.args.timeout, limit_kb)
+        record.update(framework=framework, model=model, precision=precision, seq=seq, probe=True)
+        ok = check_train_step(record)
+        records.append(record)
+        label = f"{model} {precision} {framework} 1 x {seq}"
+        if not ok:
+            print(f"[longest] {label}: does not fit ({record['error']})", file=sys.stderr)
+            break
+        print(f"[longest] {label}: fits, peak RSS {mb(record['max_rss_kb']):,.0f} MB",
+              file=sys.stderr)
+        fits = seq
+    return fits, records
 
 
 # ----- the table -----
@@ -336,11 +434,28 @@ def markdown_table(rows):
     return "\n".join(lines)
 
 
+def print_table(rows, notes, failed):
+    print(markdown_table(rows))
+    if notes or failed:
+        print()
+    for note in notes:
+        print(f"- note: {note}")
+    if failed:
+        print("- failed rows (a side without one successful run): " + ", ".join(failed))
+    print("\nGFLOP/s: the matmul FLOPs of forward + backward that each program runs "
+          "(flops_per_step) over the median step time; % of the oneDNN matmul peak above. "
+          "heed runs the last BERT layer's queries and attention on a block of each sequence's "
+          "labelled positions (as many as the most any sequence has) and its output projection "
+          "and feed-forward on the labelled rows alone, so it runs fewer FLOPs than PyTorch for "
+          "the same model "
+          "(model_flops_per_step, equal in both).")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=",".join(MODELS),
-                    help="comma-separated, of " + ", ".join(MODELS))
+                    help="comma-separated, of " + ", ".join(MODELS + LARGE_MODELS))
     ap.add_argument("--precisions", default=",".join(PRECISIONS), help="comma-separated: f32, bf16")
     ap.add_argument("--repeats", type=int, default=5, help="runs of each program per row")
     ap.add_argument("--steps", type=int, default=10, help="timed steps per run")
@@ -349,18 +464,30 @@ def main():
                     help="heed's benchmark binary")
     ap.add_argument("--python", default="/usr/bin/python3", help="the Python that has torch")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed")
+    ap.add_argument("--batch", type=int, help="sequences per batch (default: each model's)")
+    ap.add_argument("--seq", type=int, help="tokens per sequence (default: each model's)")
+    ap.add_argument("--longest", action="store_true",
+                    help="also find the longest sequence each framework trains at batch 1")
+    ap.add_argument("--longest-start", type=int, default=512, help="the probe's first length")
+    ap.add_argument("--longest-max", type=int, default=8192, help="the probe's last length")
+    ap.add_argument("--memory-limit-mb", type=float,
+                    help="the probe's kill limit, when lower than the available memory's")
     ap.add_argument("--json", help="write every run's raw results here")
     args = ap.parse_args()
     args.models = [m for m in args.models.split(",") if m]
     args.precisions = [p for p in args.precisions.split(",") if p]
     for m in args.models:
-        if m not in MODELS:
-            ap.error(f"unknown model {m!r} (expected {', '.join(MODELS)})")
+        if m not in MODELS + LARGE_MODELS:
+            ap.error(f"unknown model {m!r} (expected {', '.join(MODELS + LARGE_MODELS)})")
     for p in args.precisions:
         if p not in PRECISIONS:
             ap.error(f"unknown precision {p!r} (expected f32 or bf16)")
-    if args.repeats < 1 or args.steps < 1 or args.threads < 1:
-        ap.error("--repeats, --steps and --threads must be at least 1")
+    if args.repeats < (0 if args.longest else 1) or args.steps < 1 or args.threads < 1:
+        ap.error("--repeats (but for 0 with --longest), --steps and --threads must be at least 1")
+    if any(v is not None and v < 1 for v in (args.batch, args.seq, args.memory_limit_mb)):
+        ap.error("--batch, --seq and --memory-limit-mb must be positive")
+    if args.longest and not 1 <= args.longest_start <= args.longest_max:
+        ap.error("--longest-start must be at least 1 and at most --longest-max")
     if not Path(args.heed).exists() and (REPO / args.heed).exists():
         args.heed = str(REPO / args.heed)  # a path relative to the repository, run from elsewhere
     if not Path(args.heed).exists():
@@ -403,13 +530,18 @@ def main():
     runner = Runner(args)
     runs, rows, summaries, notes, failed = [], [], [], [], []
 
+    longest = []
+
     def write_json():
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"header": header, "rows": summaries, "runs": runs}, f, indent=1)
+                json.dump({"header": header, "rows": summaries, "runs": runs,
+                           "longest_at_batch_1": longest}, f, indent=1)
 
     for model in args.models:
         for precision in args.precisions:
+            if args.repeats == 0:
+                continue  # --longest alone
             heed_runs, torch_runs = [], []
             for repeat in range(args.repeats):
                 heed_runs.append(runner.run("heed", model, precision, repeat))
@@ -424,20 +556,33 @@ def main():
             notes += row_notes
             write_json()
 
-    print(markdown_table(rows))
-    if notes or failed:
-        print()
-    for note in notes:
-        print(f"- note: {note}")
-    if failed:
-        print("- failed rows (a side without one successful run): " + ", ".join(failed))
-    print("\nGFLOP/s: the matmul FLOPs of forward + backward that each program runs "
-          "(flops_per_step) over the median step time; % of the oneDNN matmul peak above. "
-          "heed runs the last BERT layer's queries and attention on a block of each sequence's "
-          "labelled positions (as many as the most any sequence has) and its output projection "
-          "and feed-forward on the labelled rows alone, so it runs fewer FLOPs than PyTorch for "
-          "the same model "
-          "(model_flops_per_step, equal in both).")
+    def probe_longest():
+        available = available_memory_kb()
+        limit = probe_limit_kb(available, args.memory_limit_mb)
+        lengths = probe_lengths(args.longest_start, args.longest_max)
+        for model in args.models:
+            for precision in args.precisions:
+                found = {}
+                for framework in ("heed", "pytorch"):
+                    found[framework], records = longest_sequence(runner, framework, model,
+                                                                 precision, lengths, limit)
+                    runs.extend(records)
+                longest.append({"model": model, "precision": precision, **found})
+                write_json()
+        if rows:
+            print()
+        limit_text = f"{mb(limit):,.0f} MB" if limit else "none known"
+        print("Longest sequence trained at batch 1 (one step at each of the lengths "
+              f"{', '.join(map(str, lengths))}; a run is killed past {limit_text} resident):\n")
+        fmt = lambda n: f"{n:,}" if n else f"none (not even {lengths[0]:,})"
+        for entry in longest:
+            print(f"- {entry['model']} {entry['precision']}: heed {fmt(entry['heed'])}, "
+                  f"PyTorch {fmt(entry['pytorch'])}")
+
+    if rows:
+        print_table(rows, notes, failed)
+    if args.longest:
+        probe_longest()
     write_json()
     return 1 if failed else 0
 

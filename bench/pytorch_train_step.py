@@ -3,19 +3,26 @@
 full training step (zero_grad, forward and loss, backward, gradient clipping, AdamW) of the same
 model as heed's, in plain torch (transformers is not installable here), on the same threads.
 
-    /usr/bin/python3 bench/pytorch_train_step.py --model bert-mini|gpt-mini|bert-small|seq2seq \
-        --precision f32|bf16 --steps 10 --threads 2 [--warmup 2]
+    /usr/bin/python3 bench/pytorch_train_step.py \
+        --model bert-mini|gpt-mini|bert-small|seq2seq|bert-base|gpt2 \
+        --precision f32|bf16 --steps 10 --threads 2 [--warmup 2] [--batch B] [--seq T]
 
 Models, in the Hugging Face layouts that heed's nn/models follow:
     bert-mini   BertForMaskedLM, 256 hidden, 4 layers, 4 heads, FFN 1024, vocab 8192, 32 x 128;
                 the MLM head (dense + gelu + LayerNorm, decoder tied to the word embeddings)
                 runs only on the 15% labelled rows, as heed's only_labeled_logits does.
     bert-small  the same at 512 hidden, 8 heads, FFN 2048, 16 x 128.
+    bert-base   the tutorials' BERT-base as bert-base-uncased: 768 hidden, 12 layers, 12 heads,
+                FFN 3072, vocab 30522, 512 positions, 16 x 128.
     gpt-mini    GPT2LMHeadModel (pre-LN, tanh GELU, tied head), the bert-mini sizes, causal,
                 next-token loss at every position.
     seq2seq     BartForConditionalGeneration shaped like configs/seq2seq_g2p.yaml: d_model 256,
                 3 + 3 layers, 4 heads, FFN 1024, vocab 64, 128 pairs of 32 + 32 tokens,
                 label smoothing 0.1.
+    gpt2        GPT-2 small: 768 hidden, 12 layers, 12 heads, FFN 3072, vocab 50257, 1024
+                positions, 4 x 1024.
+--batch and --seq change the shape (--seq: BART's source); the position table grows to the
+sequence where it is longer, as heed's bench builds it.
 Dropout is 0.1 on hidden states, attention probabilities and embeddings (BART's
 activation_dropout is 0, heed's default). The batches are heed's bench's: random ids, padding
 masks of ones that every attention still applies as Hugging Face does, GPT labels shifted by
@@ -60,6 +67,8 @@ SPECS = {
     "bert-mini": Spec("bert", 8192, 256, 4, 4, 1024, batch=32, seq=128, positions=128),
     "gpt-mini": Spec("gpt", 8192, 256, 4, 4, 1024, batch=32, seq=128, positions=128),
     "bert-small": Spec("bert", 8192, 512, 4, 8, 2048, batch=16, seq=128, positions=128),
+    "bert-base": Spec("bert", 30522, 768, 12, 12, 3072, batch=16, seq=128, positions=512),
+    "gpt2": Spec("gpt", 50257, 768, 12, 12, 3072, batch=4, seq=1024, positions=1024),
     # Positions: the longer of the two sequences, as bench/train_step_bench.cpp sets them.
     "seq2seq": Spec("bart", 64, 256, 3, 4, 1024, batch=128, seq=32, positions=32, decoder_layers=3,
                     target=32, label_smoothing=0.1),
@@ -68,6 +77,15 @@ SPECS = {
 # Token ids as heed's bench uses them: the configs' defaults for the padding rows (BERT's
 # pad_token_id 0, BART's 1), decoder_start_token_id 2, and random ids from 5 up.
 BERT_PAD_ID, BART_PAD_ID, DECODER_START_ID, FIRST_ORDINARY_ID = 0, 1, 2, 5
+
+
+def with_shape(s: Spec, batch, seq) -> Spec:
+    """The spec at another batch or sequence length (None: the spec's), its position table
+    at least as long as the sequence (BART's: its longer sequence)."""
+    batch, seq = batch or s.batch, seq or s.seq
+    return dataclasses.replace(s, batch=batch, seq=seq,
+                               positions=max(s.positions, seq, s.target) if s.arch == "bart"
+                               else max(s.positions, seq))
 
 
 def labelled_rows(s: Spec) -> int:
@@ -397,14 +415,18 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--batch", type=int, help="sequences per batch (default: the model's)")
+    ap.add_argument("--seq", type=int, help="tokens per sequence (default: the model's)")
     ap.add_argument("--adamw-foreach", action="store_true",
                     help="AdamW's multi-tensor path (slower on CPU in torch 1.13)")
     a = ap.parse_args()
     if a.steps < 1 or a.warmup < 0:
         ap.error("--steps must be at least 1 and --warmup at least 0")
+    if (a.batch is not None and a.batch < 1) or (a.seq is not None and a.seq < 1):
+        ap.error("--batch and --seq must be at least 1")
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    s = SPECS[a.model]
+    s = with_shape(SPECS[a.model], a.batch, a.seq)
     model = build(s).train()
     batch = make_batch(s, a.seed + 1)
     params = list(model.parameters())

@@ -1,8 +1,10 @@
 // The heed side of bench/compare.py: trains one model for a fixed number of steps through
 // train::train_step, the function `train` runs (forward, backward, clipping at 1.0, AdamW), on
 // synthetic batches, and prints `key: value` lines, `tokens_per_second` last.
-//   build/bench/bench_train_step --model bert-mini|gpt-mini|bert-small|seq2seq
+//   build/bench/bench_train_step --model bert-mini|gpt-mini|bert-small|seq2seq|bert-base|gpt2
 //                                --precision f32|bf16 --steps 10 [--threads 2]
+//   build/bench/bench_train_step --model bert-base --batch 1 --seq 8192   (up to 8,192 tokens:
+//                                         the position tables grow to the sequence)
 //   mpirun -np 2 build/bench/bench_train_step --model bert-mini --threads 1   (data parallel:
 //                                         the same global batch, plus the allreduce's cost)
 //   build/bench/bench_train_step --model bert-mini --batch 8 --seq 512   (another batch shape:
@@ -10,6 +12,7 @@
 //   build/bench/bench_train_step --model bert-mini --gradient-checkpointing   (recomputation)
 //   build/bench/bench_train_step --matmul-peak --precision f32|bf16   (oneDNN's peak here)
 // With HEED_PROFILE=1 it also prints, on stderr, the time of each op over the timed steps.
+#include <sys/resource.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -44,6 +47,9 @@ struct Workload {
   std::string task;  // the config's name of it: mlm, clm or seq2seq
   int64_t vocab = 8192, hidden = 256, layers = 4, heads = 4, ffn = 1024;
   int64_t batch = 32, seq = 128;
+  // The position table: at least the sequence (max(positions, seq) is built), as a
+  // pretrained checkpoint's 512 or 1,024 positions would be extended to train longer.
+  int64_t positions = 0;
   int64_t target_seq = 0;  // seq2seq: decoder length (seq is the source length)
   double label_smoothing = 0.0;
 };
@@ -53,6 +59,31 @@ Workload workload(const std::string& name) {
   if (name == "gpt-mini") return {.task = "clm"};
   if (name == "bert-small") {
     return {.task = "mlm", .hidden = 512, .heads = 8, .ffn = 2048, .batch = 16};
+  }
+  // The tutorials' sizes: BERT-base as bert-base-uncased (vocabulary 30,522, 512 positions)
+  // and GPT-2 small (vocabulary 50,257, 1,024 positions), at the batch shapes their users
+  // pretrain at: 16 x 128 and 4 x 1,024.
+  if (name == "bert-base") {
+    return {.task = "mlm",
+            .vocab = 30522,
+            .hidden = 768,
+            .layers = 12,
+            .heads = 12,
+            .ffn = 3072,
+            .batch = 16,
+            .seq = 128,
+            .positions = 512};
+  }
+  if (name == "gpt2") {
+    return {.task = "clm",
+            .vocab = 50257,
+            .hidden = 768,
+            .layers = 12,
+            .heads = 12,
+            .ffn = 3072,
+            .batch = 4,
+            .seq = 1024,
+            .positions = 1024};
   }
   if (name == "seq2seq") {  // shaped like configs/seq2seq_g2p.yaml: characters, short words
     return {.task = "seq2seq",
@@ -64,7 +95,7 @@ Workload workload(const std::string& name) {
             .label_smoothing = 0.1};
   }
   throw std::invalid_argument("--model: unknown '" + name +
-                              "' (bert-mini, gpt-mini, bert-small or seq2seq)");
+                              "' (bert-mini, gpt-mini, bert-small, seq2seq, bert-base or gpt2)");
 }
 
 std::shared_ptr<nn::PretrainedModel> build(const Workload& w) {
@@ -77,12 +108,12 @@ std::shared_ptr<nn::PretrainedModel> build(const Workload& w) {
                      .intermediate_size = w.ffn,
                      .hidden_dropout_prob = kDropout,
                      .attention_probs_dropout_prob = kDropout,
-                     .max_position_embeddings = w.seq};
+                     .max_position_embeddings = std::max(w.positions, w.seq)};
     return std::make_shared<nn::BertForMaskedLM>(c, 1);
   }
   if (w.task == "clm") {
     nn::GPT2Config c{.vocab_size = w.vocab,
-                     .n_positions = w.seq,
+                     .n_positions = std::max(w.positions, w.seq),
                      .n_embd = w.hidden,
                      .n_layer = w.layers,
                      .n_head = w.heads,
@@ -247,7 +278,8 @@ int main(int argc, char** argv) {
   int64_t steps = 10, warmup = 2, threads = 0, batch = 0, seq = 0;
   bool peak = false, recompute = false;
   double bucket_mb = 25;
-  app.add_option("--model", model_name, "bert-mini, gpt-mini, bert-small or seq2seq");
+  app.add_option("--model", model_name,
+                 "bert-mini, gpt-mini, bert-small, seq2seq, bert-base or gpt2");
   app.add_option("--precision", precision, "f32 or bf16 (train.dtype)")
       ->check(CLI::IsMember({"f32", "bf16"}));
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
@@ -376,6 +408,11 @@ int main(int argc, char** argv) {
     std::printf("allreduce_alone_ms: %.2f\nallreduce_wait_ms: %.2f\n", 1e3 * median(reduce_alone),
                 1e3 * median(reduce_wait));
   }
+  // This process's peak resident set (the kernel's high-water mark, in KiB on Linux): what
+  // `train`'s memory estimate is checked against.
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("peak_rss_mb: %.0f\n", static_cast<double>(usage.ru_maxrss) * 1024 / 1e6);
   if (profiling()) std::fprintf(stderr, "%s", op_time_report().c_str());  // HEED_PROFILE=1
   std::printf("tokens_per_second: %.1f\n", tokens / median(total));
   return 0;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "autograd/ops.h"
 #include "train/config/config_origins.h"
@@ -19,20 +20,32 @@ double layer_parameters(double hidden, double ffn) {
   return 4 * (hidden * hidden + hidden) + 2 * hidden * ffn + ffn + hidden + 4 * hidden;
 }
 
-// Floats one layer keeps per token for its backward: inputs of the projections and of the
-// LayerNorms, the feed-forward's inner activations before and after GELU, the dropout masks,
-// and a row of attention probabilities (and their dropout mask) per head.
-double layer_activations_per_token(double hidden, double ffn, double heads, double keys) {
-  return 12 * hidden + 3 * ffn + 2 * heads * keys;
+// Bytes one layer keeps per token for its backward, as heed's ops save them: the operands of
+// its products (the layer's input, the packed query|key|value projection, attention's output,
+// the feed-forward's input, pre-activation and activation), in bf16 when the products run in
+// bf16 (`operand` 2) and f32 otherwise; the two LayerNorms' f32 inputs and their mean and
+// rstd; a row of f32 attention probabilities per head over `keys`; the dropout masks, a bit
+// per element (the probabilities', the two hidden states').
+double layer_bytes_per_token(double hidden, double ffn, double heads, double keys, double operand) {
+  return operand * (6 * hidden + 2 * ffn) + 4 * (2 * hidden + 4 + heads * keys) +
+         (heads * keys + 2 * hidden) / 8;
 }
 
 // What a stack of `layers` layers keeps for backward over `tokens` positions: all that each
-// layer saves, or with gradient checkpointing each layer's input and, while one layer is
+// layer saves, or with gradient checkpointing each layer's f32 input and, while one layer is
 // recomputed, that layer's working set.
 double stack_activations(const RunConfig& c, double layers, double tokens, double per_token,
                          double hidden) {
   if (!c.train.gradient_checkpointing) return layers * tokens * per_token;
-  return layers * tokens * hidden + tokens * per_token;
+  return layers * tokens * 4 * hidden + tokens * per_token;
+}
+
+// The short-lived tensors on top of what the layers keep, one layer's at a time: the f32
+// probabilities' gradient [rows, heads, T, T] (the scores before it), and the gradients in
+// flight through a layer's backward, of its output, its query|key|value projection and its
+// feed-forward's two inner activations. Sized against measured peaks (docs/performance.md).
+double step_workspace(double tokens, double heads, double keys, double hidden, double ffn) {
+  return 4 * tokens * (heads * keys + 5 * hidden + 2 * ffn);
 }
 
 // Rows of a micro-batch: train.batch_size, or the whole training set when that is smaller.
@@ -42,51 +55,79 @@ double batch_rows(const RunConfig& c, const TaskData& d) {
   return examples > 0 ? std::min(rows, examples) : rows;
 }
 
+// The program before any model: its code, oneDNN's and OpenMP's, the tokenizer (measured:
+// `train` on a one-layer model of hidden size 8 peaks at 57 MB, its data index included).
+constexpr double kRuntimeBytes = 40e6;
+
+// The data sets while training: a window's place in the corpus (16 bytes) per example, and
+// its token ids (4 bytes each, at most a window), which the token cache maps in as they are read.
+double data_bytes(const RunConfig& c, const TaskData& d) {
+  double examples = 0;
+  for (const auto& split : {d.train, d.valid, d.test}) {
+    if (split) examples += static_cast<double>(split->size());
+  }
+  const bool seq2seq = c.model.arch() == Arch::kBart || c.model.arch() == Arch::kT5;
+  const int64_t window =
+      seq2seq ? c.data.max_source_length + c.data.max_target_length : c.data.max_seq_length;
+  return examples * (16 + 4 * static_cast<double>(window));
+}
+
 struct Shape {
-  double parameters = 0, activations = 0;  // activations in floats, for the whole micro-batch
+  double parameters = 0, activation_bytes = 0;  // activations for the whole micro-batch
 };
 
-Shape bert_shape(const RunConfig& c, const TaskData& d) {
+// A language-model head over `rows` positions through linear_cross_entropy: the f32 logits of
+// a chunk of rows at a time, their gradient written over them, and the gradients of its input
+// and weight that forward computes and keeps for backward.
+double head_bytes(double rows, double vocab, double hidden) {
+  const auto chunk =
+      static_cast<double>(linear_cross_entropy_chunk_rows(static_cast<int64_t>(rows)));
+  return 4 * (chunk * vocab + vocab * hidden + rows * hidden);
+}
+
+// `operand`: the bytes of a saved product operand, 2 (bf16 products) or 4.
+Shape bert_shape(const RunConfig& c, const TaskData& d, double operand) {
   const nn::BertConfig m = bert_config(c, d);
   const double h = m.hidden_size, ffn = m.intermediate_size, layers = m.num_hidden_layers;
-  const double tokens = batch_rows(c, d) * c.data.max_seq_length;
+  const double heads = m.num_attention_heads, T = c.data.max_seq_length;
+  const double tokens = batch_rows(c, d) * T;
   Shape s;
   s.parameters = (m.vocab_size + m.max_position_embeddings + m.type_vocab_size) * h + 2 * h +
                  layers * layer_parameters(h, ffn) + h * h + 3 * h + m.vocab_size;
-  s.activations = stack_activations(
-      c, layers, tokens,
-      layer_activations_per_token(h, ffn, m.num_attention_heads, c.data.max_seq_length), h);
-  // The masked-LM head's logits at the masked positions only, a chunk of rows at a time, their
-  // gradient written over them (linear_cross_entropy).
+  const double per_token = layer_bytes_per_token(h, ffn, heads, T, operand);
+  s.activation_bytes =
+      stack_activations(c, layers, tokens, per_token, h) + step_workspace(tokens, heads, T, h, ffn);
   if (c.task == "mlm") {
-    const auto masked = static_cast<int64_t>(tokens * c.data.mlm_probability);
-    s.activations += static_cast<double>(linear_cross_entropy_chunk_rows(masked)) * m.vocab_size;
+    // Under the masked-LM head the last layer runs its queries, attention and all after them
+    // at the masked positions alone: it keeps its input and keys and values at every position
+    // and the rest at those. The head runs at them only.
+    const double p = c.data.mlm_probability;
+    if (!c.train.gradient_checkpointing) {
+      s.activation_bytes -= tokens * (per_token - (operand * 3 * h + p * per_token));
+    }
+    s.activation_bytes += head_bytes(tokens * p, m.vocab_size, h);
   }
   return s;
 }
 
-Shape gpt_shape(const RunConfig& c, const TaskData& d) {
+Shape gpt_shape(const RunConfig& c, const TaskData& d, double operand) {
   const nn::GPT2Config m = gpt2_config(c, d);
   const double h = m.n_embd, ffn = m.inner_size(), layers = m.n_layer;
-  const double tokens = batch_rows(c, d) * c.data.max_seq_length;
+  const double heads = m.n_head, T = c.data.max_seq_length;
+  const double tokens = batch_rows(c, d) * T;
   Shape s;
   s.parameters = (m.vocab_size + m.n_positions) * h + 2 * h + layers * layer_parameters(h, ffn);
-  // A training step computes the head's logits a chunk of rows at a time, its gradient written
-  // over them (linear_cross_entropy: equal chunks of at least 2,048 rows).
-  const auto chunk_rows =
-      static_cast<double>(linear_cross_entropy_chunk_rows(static_cast<int64_t>(tokens)));
-  s.activations =
-      stack_activations(c, layers, tokens,
-                        layer_activations_per_token(h, ffn, m.n_head, c.data.max_seq_length), h) +
-      chunk_rows * m.vocab_size;
+  s.activation_bytes =
+      stack_activations(c, layers, tokens, layer_bytes_per_token(h, ffn, heads, T, operand), h) +
+      step_workspace(tokens, heads, T, h, ffn) + head_bytes(tokens, m.vocab_size, h);
   return s;
 }
 
-Shape bart_shape(const RunConfig& c, const TaskData& d) {
+Shape bart_shape(const RunConfig& c, const TaskData& d, double operand) {
   const nn::BartConfig m = bart_config(c, d);
   const double h = m.d_model;
-  const double source = batch_rows(c, d) * c.data.max_source_length;
-  const double target = batch_rows(c, d) * c.data.max_target_length;
+  const double S = c.data.max_source_length, T = c.data.max_target_length;
+  const double source = batch_rows(c, d) * S, target = batch_rows(c, d) * T;
   Shape s;
   // Shared embeddings, two position tables, the encoder's layers, and the decoder's, each with
   // a cross-attention block besides.
@@ -95,27 +136,27 @@ Shape bart_shape(const RunConfig& c, const TaskData& d) {
       m.encoder_layers * layer_parameters(h, m.encoder_ffn_dim) +
       m.decoder_layers * (layer_parameters(h, m.decoder_ffn_dim) + layer_parameters(h, 0) - h) +
       m.vocab_size;
-  s.activations =
-      stack_activations(c, m.encoder_layers, source,
-                        layer_activations_per_token(h, m.encoder_ffn_dim, m.encoder_attention_heads,
-                                                    c.data.max_source_length),
-                        h) +
-      stack_activations(c, m.decoder_layers, target,
-                        layer_activations_per_token(h, m.decoder_ffn_dim, m.decoder_attention_heads,
-                                                    c.data.max_target_length) +
-                            layer_activations_per_token(h, 0, m.decoder_attention_heads,
-                                                        c.data.max_source_length),
-                        h) +
-      2 * target * m.vocab_size;
+  s.activation_bytes =
+      stack_activations(
+          c, m.encoder_layers, source,
+          layer_bytes_per_token(h, m.encoder_ffn_dim, m.encoder_attention_heads, S, operand), h) +
+      stack_activations(
+          c, m.decoder_layers, target,
+          layer_bytes_per_token(h, m.decoder_ffn_dim, m.decoder_attention_heads, T, operand) +
+              layer_bytes_per_token(h, 0, m.decoder_attention_heads, S, operand),
+          h) +
+      step_workspace(std::max(source, target), m.encoder_attention_heads, std::max(S, T), h,
+                     std::max(m.encoder_ffn_dim, m.decoder_ffn_dim)) +
+      head_bytes(target, m.vocab_size, h);
   return s;
 }
 
-Shape t5_shape(const RunConfig& c, const TaskData& d) {
+Shape t5_shape(const RunConfig& c, const TaskData& d, double operand) {
   const nn::T5Config m = t5_config(c, d);
   const double h = m.d_model, inner = m.num_heads * m.d_kv, ffn = m.d_ff;
   const double ffn_in = m.gated() ? 2 : 1;
-  const double source = batch_rows(c, d) * c.data.max_source_length;
-  const double target = batch_rows(c, d) * c.data.max_target_length;
+  const double S = c.data.max_source_length, T = c.data.max_target_length;
+  const double source = batch_rows(c, d) * S, target = batch_rows(c, d) * T;
   // No biases: attention's four projections through heads x d_kv, the feed-forward's, one RMS
   // norm per sub-layer; each stack's bias table and final norm; the untied head.
   const double attention = 4 * h * inner + h, feed_forward = (ffn_in + 1) * h * ffn + h;
@@ -124,13 +165,13 @@ Shape t5_shape(const RunConfig& c, const TaskData& d) {
   s.parameters = m.vocab_size * h * (m.tie_word_embeddings ? 1 : 2) + 2 * stack +
                  m.num_layers * (attention + feed_forward) +
                  m.decoder_layers() * (2 * attention + feed_forward);
-  s.activations =
-      m.num_layers * source *
-          layer_activations_per_token(h, ffn_in * ffn, m.num_heads, c.data.max_source_length) +
+  s.activation_bytes =
+      m.num_layers * source * layer_bytes_per_token(h, ffn_in * ffn, m.num_heads, S, operand) +
       m.decoder_layers() * target *
-          (layer_activations_per_token(h, ffn_in * ffn, m.num_heads, c.data.max_target_length) +
-           layer_activations_per_token(h, 0, m.num_heads, c.data.max_source_length)) +
-      2 * target * m.vocab_size;
+          (layer_bytes_per_token(h, ffn_in * ffn, m.num_heads, T, operand) +
+           layer_bytes_per_token(h, 0, m.num_heads, S, operand)) +
+      step_workspace(std::max(source, target), m.num_heads, std::max(S, T), h, ffn_in * ffn) +
+      head_bytes(target, m.vocab_size, h);
   return s;
 }
 
@@ -154,32 +195,40 @@ std::optional<double> read_number(const std::string& path, const std::string& af
 
 MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d,
                                std::optional<double> trainable) {
+  // Without native bf16 products `train` runs train.dtype bf16 in f32, holding what f32 holds.
+  return estimate_memory(c, d, trainable, c.train.dtype == DType::bf16 && native_bf16_products());
+}
+
+MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d,
+                               std::optional<double> trainable, bool bf16_products) {
+  const double operand = bf16_products ? 2 : 4;
   Shape s;
   switch (c.model.arch()) {
     case Arch::kBert:
     case Arch::kRoberta:
     case Arch::kDistilBert:
-      s = bert_shape(c, d);
+      s = bert_shape(c, d, operand);
       break;
     case Arch::kGpt2:
-      s = gpt_shape(c, d);
+      s = gpt_shape(c, d, operand);
       break;
     case Arch::kBart:
-      s = bart_shape(c, d);
+      s = bart_shape(c, d, operand);
       break;
     case Arch::kT5:
-      s = t5_shape(c, d);
+      s = t5_shape(c, d, operand);
       break;
   }
   // f32 weights, and a bf16 copy of each when the products run in bf16; the trainable ones'
   // gradients and AdamW's two moments (SGD's one).
   const double state = c.optim.name == OptimizerName::kAdamW ? 8 : 4;
-  const double copy = c.train.dtype == DType::bf16 ? 2 : 0;
+  const double copy = bf16_products ? 2 : 0;
   const double trained = trainable.value_or(s.parameters);
   return {.parameters = s.parameters,
           .trainable = trained,
           .parameter_bytes = s.parameters * (4 + copy) + trained * (4 + state),
-          .activation_bytes = 4 * s.activations};
+          .activation_bytes = s.activation_bytes,
+          .runtime_bytes = kRuntimeBytes + data_bytes(c, d)};
 }
 
 std::optional<double> available_memory_bytes() {
@@ -198,6 +247,60 @@ std::string format_bytes(double bytes) {
   return fmt::format("{:.0f} MB", bytes / 1e6);
 }
 
+std::string fitting_advice(const RunConfig& c, const TaskData& d, double machine,
+                           std::optional<double> trainable) {
+  const auto fits = [&](const RunConfig& changed) {
+    return estimate_memory(changed, d, trainable).total() <= machine;
+  };
+  const auto about = [&](const RunConfig& changed) {
+    return format_bytes(estimate_memory(changed, d, trainable).total());
+  };
+  std::vector<std::string> ways;
+  // Fewer rows a micro-batch, as many more micro-batches a step: the same examples a step.
+  const auto rows = static_cast<int64_t>(batch_rows(c, d));
+  for (int64_t k = 2; k <= rows; ++k) {
+    if (rows % k != 0) continue;
+    RunConfig smaller = c;
+    smaller.train.batch_size = c.train.batch_size / k;
+    smaller.train.grad_accum_steps = c.train.grad_accum_steps * k;
+    if (!fits(smaller)) continue;
+    ways.push_back(fmt::format(
+        "train.batch_size: {} with train.grad_accum_steps: {} (the same {} examples a step; "
+        "about {})",
+        smaller.train.batch_size, smaller.train.grad_accum_steps,
+        c.train.batch_size * c.train.grad_accum_steps, about(smaller)));
+    break;
+  }
+  // Shorter windows (the encoder-decoders' two lengths are left to the user).
+  if (c.model.arch() != Arch::kBart && c.model.arch() != Arch::kT5) {
+    RunConfig shorter = c;
+    while (shorter.data.max_seq_length > 1 && !fits(shorter)) shorter.data.max_seq_length /= 2;
+    if (shorter.data.max_seq_length < c.data.max_seq_length && fits(shorter)) {
+      ways.push_back(fmt::format("data.max_seq_length: {} (about {})", shorter.data.max_seq_length,
+                                 about(shorter)));
+    }
+  }
+  if (!c.train.gradient_checkpointing) {
+    RunConfig recomputed = c;
+    recomputed.train.gradient_checkpointing = true;
+    if (fits(recomputed)) {
+      ways.push_back(
+          fmt::format("train.gradient_checkpointing: true (about {})", about(recomputed)));
+    }
+  }
+  if (ways.empty()) {
+    return fmt::format(
+        "none of a smaller train.batch_size, a shorter data.max_seq_length or "
+        "train.gradient_checkpointing: true alone would fit: make the model "
+        "smaller");
+  }
+  std::string text = "it would fit with " + ways[0];
+  for (size_t i = 1; i < ways.size(); ++i) {
+    text += (i + 1 == ways.size() ? ", or " : ", ") + ways[i];
+  }
+  return text;
+}
+
 void check_memory(const RunConfig& c, const TaskData& data, const Log& log,
                   std::optional<double> trainable) {
   const MemoryEstimate e = estimate_memory(c, data, trainable);
@@ -212,15 +315,15 @@ void check_memory(const RunConfig& c, const TaskData& data, const Log& log,
                         count(e.parameters),
                         e.trainable >= 1e5 ? count(e.trainable)
                                            : fmt::format("{:.1f}K", e.trainable / 1e3));
-  const std::string estimate =
-      fmt::format("about {} ({}: {}; activations of a micro-batch of {}: {})",
-                  format_bytes(e.total()), parameters, format_bytes(e.parameter_bytes),
-                  batch_rows(c, data), format_bytes(e.activation_bytes));
+  const std::string estimate = fmt::format(
+      "about {} ({}: {}; activations of a micro-batch of {}: {}; the program: {})",
+      format_bytes(e.total()), parameters, format_bytes(e.parameter_bytes), batch_rows(c, data),
+      format_bytes(e.activation_bytes), format_bytes(e.runtime_bytes));
   if (machine && e.total() > *machine && c.train.check_memory) {
     config_fail(c.origins.where("model"),
-                "model: the run needs {}, more than this machine's {}; make the model or "
-                "train.batch_size smaller, or set train.check_memory: false to try anyway",
-                estimate, format_bytes(*machine));
+                "model: the run needs {}, more than this machine's {}; {}; or set "
+                "train.check_memory: false to try anyway",
+                estimate, format_bytes(*machine), fitting_advice(c, data, *machine, trainable));
   }
   log(fmt::format("memory: {}{}", estimate,
                   machine ? fmt::format(" of the machine's {}", format_bytes(*machine)) : ""));

@@ -17,12 +17,18 @@ struct MemoryEstimate {
   double trainable = 0;         // count of those with gradients and optimizer state
   double parameter_bytes = 0;   // weights, gradients, optimizer state (and bf16 copies)
   double activation_bytes = 0;  // saved for backward by one micro-batch, logits included
-  double total() const { return parameter_bytes + activation_bytes; }
+  double runtime_bytes = 0;     // the program itself, its libraries and the tokenized data
+  double total() const { return parameter_bytes + activation_bytes + runtime_bytes; }
 };
 
 // `trainable`: how many parameters train (LoRA freezes the others); unset: all.
 MemoryEstimate estimate_memory(const RunConfig& config, const TaskData& data,
                                std::optional<double> trainable = std::nullopt);
+// The same with the products' precision given: bf16 (weights copied to bf16, the products'
+// operands saved in bf16) or f32. The above takes train.dtype bf16 as bf16 products only on a
+// CPU that has them, as `train` does.
+MemoryEstimate estimate_memory(const RunConfig& config, const TaskData& data,
+                               std::optional<double> trainable, bool bf16_products);
 
 // The memory this process may use: the machine's, or its cgroup's limit when lower; nullopt
 // when neither can be read.
@@ -30,6 +36,12 @@ std::optional<double> available_memory_bytes();
 
 // "1.23 GB"
 std::string format_bytes(double bytes);
+
+// When the run does not fit in `machine` bytes, what would, each alone: a smaller
+// train.batch_size with as many more train.grad_accum_steps (the same examples a step), a
+// shorter data.max_seq_length, train.gradient_checkpointing: true; each with its estimate.
+std::string fitting_advice(const RunConfig& config, const TaskData& data, double machine,
+                           std::optional<double> trainable = std::nullopt);
 
 // Logs the estimate; with train.check_memory, a run that exceeds the machine's memory is a
 // ConfigError before anything is allocated.
