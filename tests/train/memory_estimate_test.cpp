@@ -2,6 +2,7 @@
 // advice `train` gives when a run does not fit.
 #include "train/run/memory_estimate.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -34,7 +35,7 @@ RunConfig small_bert(const std::vector<std::string>& more = {}) {
                                         "train.dtype=f32",
                                         "train.gradient_checkpointing=false"};
   overrides.insert(overrides.end(), more.begin(), more.end());
-  return read_run_config(std::string(HEED_SOURCE_DIR) + "/configs/tiny/bert_mlm.yaml", overrides);
+  return read_run_config(fmt::format("{}/configs/tiny/bert_mlm.yaml", HEED_SOURCE_DIR), overrides);
 }
 
 // No data sets: the micro-batch is train.batch_size and there are no token ids to hold.
