@@ -30,6 +30,9 @@ MemoryEstimate estimate_memory(const RunConfig& config, const TaskData& data,
 MemoryEstimate estimate_memory(const RunConfig& config, const TaskData& data,
                                std::optional<double> trainable, bool bf16_products);
 
+// Rows of a micro-batch: train.batch_size, or the whole training set when that is smaller.
+double batch_rows(const RunConfig& config, const TaskData& data);
+
 // The memory this process may use: the machine's, or its cgroup's limit when lower; nullopt
 // when neither can be read.
 std::optional<double> available_memory_bytes();
