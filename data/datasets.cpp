@@ -13,6 +13,23 @@
 namespace heed::data {
 namespace {
 
+// Token `position` of the stream in which every document of `cache` is followed by `separator`.
+int32_t stream_token(const TokenCache& cache, int32_t separator, uint64_t position) {
+  // Document d occupies stream positions [begin(d) + d, end(d) + d], the last being its
+  // separator. Find d by binary search over the documents.
+  uint64_t lo = 0, hi = cache.num_documents();
+  while (hi - lo > 1) {
+    const uint64_t mid = (lo + hi) / 2;
+    if (cache.document_begin(mid) + mid <= position) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  const uint64_t offset = position - lo;  // token index if inside the document
+  return offset < cache.document_end(lo) ? cache[offset] : separator;
+}
+
 // Calls f(line, line_no) for every line of a text file (line ends stripped), after checking
 // that the line is valid UTF-8. Errors from f are prefixed with file:line.
 void for_each_line(const std::string& path,
@@ -151,29 +168,34 @@ std::optional<double> CausalWindowDataset::tokens_per_byte() const {
   return static_cast<double>(stream_length_) / static_cast<double>(cache_->corpus_bytes());
 }
 
-int32_t CausalWindowDataset::stream_token(uint64_t position) const {
-  // Document d occupies stream positions [begin(d) + d, end(d) + d], the last being its
-  // separator. Find d by binary search over the documents.
-  uint64_t lo = 0, hi = cache_->num_documents();
-  while (hi - lo > 1) {
-    const uint64_t mid = (lo + hi) / 2;
-    if (cache_->document_begin(mid) + mid <= position) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  const uint64_t offset = position - lo;  // token index if inside the document
-  return offset < cache_->document_end(lo) ? (*cache_)[offset] : separator_id_;
-}
-
 Example CausalWindowDataset::get(size_t index) const {
   HEED_CHECK(index < num_windows_, "causal LM example {} out of range ({})", index, num_windows_);
   const uint64_t begin = static_cast<uint64_t>(index) * context_length_;
   const uint64_t end = std::min<uint64_t>(begin + context_length_ + 1, stream_length_);
   Example e;
   e.input_ids.reserve(end - begin);
-  for (uint64_t p = begin; p < end; ++p) e.input_ids.push_back(stream_token(p));
+  for (uint64_t p = begin; p < end; ++p)
+    e.input_ids.push_back(stream_token(*cache_, separator_id_, p));
+  return e;
+}
+
+PackedWindowDataset::PackedWindowDataset(std::shared_ptr<const TokenCache> cache,
+                                         int32_t separator_id, size_t window_length)
+    : cache_(std::move(cache)), separator_id_(separator_id), window_length_(window_length) {
+  HEED_CHECK(window_length > 1, "packed windows of {} tokens: they need at least 2", window_length);
+  stream_length_ = cache_->num_tokens() + cache_->num_documents();
+  num_windows_ = static_cast<size_t>(stream_length_ / window_length_);
+  if (stream_length_ % window_length_ >= 2) ++num_windows_;
+}
+
+Example PackedWindowDataset::get(size_t index) const {
+  HEED_CHECK(index < num_windows_, "packed window {} out of range ({})", index, num_windows_);
+  const uint64_t begin = static_cast<uint64_t>(index) * window_length_;
+  const uint64_t end = std::min<uint64_t>(begin + window_length_, stream_length_);
+  Example e;
+  e.input_ids.reserve(end - begin);
+  for (uint64_t p = begin; p < end; ++p)
+    e.input_ids.push_back(stream_token(*cache_, separator_id_, p));
   return e;
 }
 

@@ -74,10 +74,29 @@ class CausalWindowDataset : public Dataset {
   std::optional<double> tokens_per_byte() const override;
 
  private:
-  int32_t stream_token(uint64_t position) const;
   std::shared_ptr<const TokenCache> cache_;
   int32_t separator_id_;
   size_t context_length_;
+  uint64_t stream_length_ = 0;
+  size_t num_windows_ = 0;
+};
+
+// Consecutive windows of `window_length` tokens of the same stream "doc0 <sep> doc1 <sep> ...",
+// without overlap (T5's packed pretraining examples: each document ends in </s>, the documents
+// run on across windows); the last partial window is kept when it has at least 2 tokens.
+class PackedWindowDataset : public Dataset {
+ public:
+  PackedWindowDataset(std::shared_ptr<const TokenCache> cache, int32_t separator_id,
+                      size_t window_length);
+  size_t size() const override { return num_windows_; }
+  Example get(size_t index) const override;
+  // No tokens_per_byte: what a model learns from these windows (span corruption's targets)
+  // does not cover the stream, so a loss per token of it is no cost per byte.
+
+ private:
+  std::shared_ptr<const TokenCache> cache_;
+  int32_t separator_id_;
+  size_t window_length_;
   uint64_t stream_length_ = 0;
   size_t num_windows_ = 0;
 };

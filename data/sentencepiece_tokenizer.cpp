@@ -115,7 +115,67 @@ void SentencePieceTokenizer::train(const SentencePieceTrainOptions& options) {
              describe(arguments), reason(status));
 }
 
+SentencePieceTokenizer SentencePieceTokenizer::with_extra_ids(int32_t count) const {
+  HEED_CHECK(count >= 0 && count <= kMaxExtraIds,
+             "{}: {} sentinels (extra_ids) asked for; heed takes 0 to {}", source_, count,
+             kMaxExtraIds);
+  SentencePieceTokenizer tokenizer = *this;
+  tokenizer.extra_ids_ = count;
+  auto names = std::make_shared<std::vector<std::string>>();
+  for (int32_t k = 0; k < count; ++k) names->push_back(fmt::format("<extra_id_{}>", k));
+  tokenizer.sentinel_names_ = std::move(names);
+  return tokenizer;
+}
+
+int32_t SentencePieceTokenizer::sentinel_id(int32_t k) const {
+  HEED_CHECK(k >= 0 && k < extra_ids_, "{}: no sentinel <extra_id_{}> (the tokenizer has {})",
+             source_, k, extra_ids_);
+  return vocab_size() - 1 - k;
+}
+
+std::optional<std::pair<int32_t, size_t>> SentencePieceTokenizer::sentinel_at(
+    std::string_view text) const {
+  constexpr std::string_view kPrefix = "<extra_id_";
+  if (extra_ids_ == 0 || !text.starts_with(kPrefix)) return std::nullopt;
+  size_t end = kPrefix.size();
+  int64_t k = 0;
+  while (end < text.size() && end < kPrefix.size() + 4 && text[end] >= '0' && text[end] <= '9')
+    k = k * 10 + (text[end++] - '0');
+  // "<extra_id_07>" is not a sentinel's spelling, nor is one past the last.
+  const size_t digits = end - kPrefix.size();
+  if (digits == 0 || (digits > 1 && text[kPrefix.size()] == '0') || end >= text.size() ||
+      text[end] != '>' || k >= extra_ids_)
+    return std::nullopt;
+  return std::pair{static_cast<int32_t>(k), end + 1};
+}
+
 std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text) const {
+  if (extra_ids_ == 0) return encode_pieces(text);
+  // Sentinels split the text; each part is encoded on its own, without the white space that
+  // touches a sentinel (T5Tokenizer's added tokens strip both sides).
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  std::vector<int32_t> ids;
+  const auto flush = [&](std::string_view part) {
+    while (!part.empty() && is_space(part.front())) part.remove_prefix(1);
+    while (!part.empty() && is_space(part.back())) part.remove_suffix(1);
+    if (part.empty()) return;
+    const std::vector<int32_t> piece_ids = encode_pieces(part);
+    ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
+  };
+  size_t part_begin = 0;
+  for (size_t i = text.find('<'); i != std::string_view::npos; i = text.find('<', i + 1)) {
+    const auto sentinel = sentinel_at(text.substr(i));
+    if (!sentinel) continue;
+    flush(text.substr(part_begin, i - part_begin));
+    ids.push_back(sentinel_id(sentinel->first));
+    part_begin = i + sentinel->second;
+    i = part_begin - 1;
+  }
+  flush(text.substr(part_begin));
+  return ids;
+}
+
+std::vector<int32_t> SentencePieceTokenizer::encode_pieces(std::string_view text) const {
   std::vector<int> ids;
   const auto status = impl_->processor.Encode(text, &ids);
   HEED_CHECK(status.ok(), "{}: SentencePiece cannot encode a text of {} bytes: {}", source_,
@@ -126,7 +186,26 @@ std::vector<int32_t> SentencePieceTokenizer::encode(std::string_view text) const
 std::string SentencePieceTokenizer::decode(std::span<const int32_t> ids) const {
   // The library does not check ids before looking their pieces up.
   for (int32_t id : ids) check_id(id);
+  // A sentinel stands apart, one space on each side, between the texts of the parts.
   std::string text;
+  const auto append = [&text](std::string_view part) {
+    if (part.empty()) return;
+    if (!text.empty()) text += ' ';
+    text += part;
+  };
+  size_t begin = 0;
+  for (size_t i = 0; i <= ids.size(); ++i) {
+    if (i < ids.size() && !is_sentinel(ids[i])) continue;
+    append(decode_pieces(ids.subspan(begin, i - begin)));
+    if (i < ids.size()) append(token(ids[i]));
+    begin = i + 1;
+  }
+  return text;
+}
+
+std::string SentencePieceTokenizer::decode_pieces(std::span<const int32_t> ids) const {
+  std::string text;
+  if (ids.empty()) return text;
   const auto status = impl_->processor.Decode(std::vector<int>(ids.begin(), ids.end()), &text);
   HEED_CHECK(status.ok(), "{}: SentencePiece cannot decode {} ids: {}", source_, ids.size(),
              reason(status));
@@ -135,10 +214,13 @@ std::string SentencePieceTokenizer::decode(std::span<const int32_t> ids) const {
 
 const std::string& SentencePieceTokenizer::token(int32_t id) const {
   check_id(id);
+  if (is_sentinel(id)) return (*sentinel_names_)[static_cast<size_t>(vocab_size() - 1 - id)];
   return impl_->processor.IdToPiece(id);
 }
 
 std::optional<int32_t> SentencePieceTokenizer::id(std::string_view piece) const {
+  if (const auto sentinel = sentinel_at(piece); sentinel && sentinel->second == piece.size())
+    return sentinel_id(sentinel->first);
   const int found = impl_->processor.PieceToId(piece);
   // PieceToId answers unk_id for a piece the model lacks; only the unknown piece itself
   // really has that id.
@@ -147,6 +229,9 @@ std::optional<int32_t> SentencePieceTokenizer::id(std::string_view piece) const 
 }
 
 int32_t SentencePieceTokenizer::vocab_size() const {
+  return piece_count() + extra_ids_;
+}
+int32_t SentencePieceTokenizer::piece_count() const {
   return impl_->processor.GetPieceSize();
 }
 int32_t SentencePieceTokenizer::pad_id() const {
@@ -164,7 +249,7 @@ int32_t SentencePieceTokenizer::eos_id() const {
 
 bool SentencePieceTokenizer::is_special(int32_t id) const {
   check_id(id);
-  return impl_->processor.IsControl(id) || impl_->processor.IsUnknown(id);
+  return is_sentinel(id) || impl_->processor.IsControl(id) || impl_->processor.IsUnknown(id);
 }
 
 const std::string& SentencePieceTokenizer::serialized() const {
@@ -175,6 +260,8 @@ uint64_t SentencePieceTokenizer::fingerprint() const {
   Fnv1a64 h;
   h.update("sentencepiece");
   h.update(impl_->serialized);
+  // Without sentinels the fingerprint is the model's alone, as before they existed.
+  if (extra_ids_ > 0) h.update(fmt::format("extra_ids {}", extra_ids_));
   return h.value();
 }
 

@@ -7,12 +7,18 @@
 //
 // encode() adds no special tokens (no </s>, no <s>): as with ByteLevelBpe, they are the
 // business of whoever puts the ids into a sequence.
+//
+// T5's sentinels: with_extra_ids(n) appends n pieces <extra_id_0>..<extra_id_{n-1}> after the
+// model's own, numbered backwards as transformers' T5Tokenizer numbers them (<extra_id_0> is the
+// last id, vocab_size() - 1). They are special pieces: encode() finds them in a text (dropping
+// the white space around them, as T5Tokenizer's added tokens do), decode() spells them.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace heed::data {
@@ -54,6 +60,10 @@ class SentencePieceTokenizer {
   // read as a model (truncated, empty, not a model at all) throws heed::Error naming the file
   // with the library's reason.
   static SentencePieceTokenizer load(const std::string& spiece_model);
+  // This tokenizer with `count` sentinels after the model's pieces (0: none); a count over
+  // kMaxExtraIds throws.
+  SentencePieceTokenizer with_extra_ids(int32_t count) const;
+  static constexpr int32_t kMaxExtraIds = 1000;
 
   // Trains a model with the library's trainer and writes it to options.model_prefix + ".model".
   // Options the library refuses (a vocabulary larger than the corpus allows, a coverage
@@ -73,13 +83,20 @@ class SentencePieceTokenizer {
   const std::string& token(int32_t id) const;
   // The id of a piece, or nothing when the model lacks it (the library would answer unk_id).
   std::optional<int32_t> id(std::string_view piece) const;
+  // The model's pieces and the sentinels after them.
   int32_t vocab_size() const;
+  // The model's own pieces (the ids below the sentinels).
+  int32_t piece_count() const;
+  int32_t extra_ids() const { return extra_ids_; }
+  // The id of <extra_id_k>; throws when the tokenizer has no such sentinel.
+  int32_t sentinel_id(int32_t k) const;
+  bool is_sentinel(int32_t id) const { return id >= piece_count() && id < vocab_size(); }
   // The special ids as the model sets them; -1 when it has no such piece.
   int32_t pad_id() const;
   int32_t unk_id() const;
   int32_t bos_id() const;
   int32_t eos_id() const;
-  // Control and unknown pieces (<s>, </s>, <pad>, <unk>): what decode drops or marks.
+  // Control and unknown pieces (<s>, </s>, <pad>, <unk>) and the sentinels.
   bool is_special(int32_t id) const;
   // The model file's bytes, as loaded (what a checkpoint copies as spiece.model).
   const std::string& serialized() const;
@@ -92,10 +109,19 @@ class SentencePieceTokenizer {
 
   SentencePieceTokenizer() = default;
   void check_id(int32_t id) const;
+  std::vector<int32_t> encode_pieces(std::string_view text) const;  // the library alone
+  std::string decode_pieces(std::span<const int32_t> ids) const;
+
+  // The number k of "<extra_id_k>" at the start of `text` when this tokenizer has that
+  // sentinel, with the text's length; nothing otherwise.
+  std::optional<std::pair<int32_t, size_t>> sentinel_at(std::string_view text) const;
 
   // Shared by copies: the processor is read-only after loading.
   std::shared_ptr<const Impl> impl_;
   std::string source_;
+  int32_t extra_ids_ = 0;
+  // The sentinels' spellings, <extra_id_0> first (shared by copies).
+  std::shared_ptr<const std::vector<std::string>> sentinel_names_;
 };
 
 }  // namespace heed::data

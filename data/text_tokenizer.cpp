@@ -39,7 +39,7 @@ TextTokenizer TextTokenizer::load(const std::string& dir) {
   if (cls == "BertTokenizer" || cls == "BertTokenizerFast")
     return TextTokenizer(load_wordpiece(dir));
   if (cls == "T5Tokenizer" || cls == "T5TokenizerFast")
-    return TextTokenizer(SentencePieceTokenizer::load((fs::path(dir) / "spiece.model").string()));
+    return TextTokenizer(load_sentencepiece(dir));
   if (cls == "PreTrainedTokenizerFast") {  // a directory with only tokenizer.json
     TokenizerJson json = read_tokenizer_json((fs::path(dir) / "tokenizer.json").string());
     if (json.wordpiece) return TextTokenizer(std::move(*json.wordpiece));
@@ -187,6 +187,14 @@ bool TextTokenizer::is_special(int32_t id) const {
                         [&](const auto& t) { return t.is_special(id); },
                     },
                     kind_);
+}
+
+std::vector<int32_t> TextTokenizer::sentinel_ids() const {
+  std::vector<int32_t> ids;
+  if (const auto* pieces = std::get_if<SentencePieceTokenizer>(&kind_)) {
+    for (int32_t k = 0; k < pieces->extra_ids(); ++k) ids.push_back(pieces->sentinel_id(k));
+  }
+  return ids;
 }
 
 uint64_t TextTokenizer::fingerprint() const {

@@ -59,6 +59,8 @@ class TextTokenizer {
   int32_t start_id() const;
   int32_t end_id() const;
   bool is_special(int32_t id) const;
+  // T5's sentinel ids, <extra_id_0> first (SentencePiece with extra_ids); empty for the rest.
+  std::vector<int32_t> sentinel_ids() const;
   // A fingerprint of everything that decides the ids (token caches key on it).
   uint64_t fingerprint() const;
 

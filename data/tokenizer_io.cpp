@@ -113,15 +113,39 @@ void save_sentencepiece(const data::SentencePieceTokenizer& tokenizer, const std
                         int64_t model_max_length) {
   fs::create_directories(dir);
   io::write_file_atomically((fs::path(dir) / "spiece.model").string(), tokenizer.serialized());
-  nlohmann::json j = {
-      {"tokenizer_class", "T5Tokenizer"}, {"extra_ids", 0}, {"model_max_length", model_max_length}};
+  nlohmann::json sentinels = nlohmann::json::array();
+  for (int32_t k = 0; k < tokenizer.extra_ids(); ++k)
+    sentinels.push_back(tokenizer.token(tokenizer.sentinel_id(k)));
+  nlohmann::json j = {{"tokenizer_class", "T5Tokenizer"},
+                      {"extra_ids", tokenizer.extra_ids()},
+                      {"model_max_length", model_max_length}};
   // T5Tokenizer's own defaults would name pieces the model may not have.
+  nlohmann::json specials = nlohmann::json::object();
   for (const auto& [key, id] :
        {std::pair{"eos_token", tokenizer.eos_id()}, std::pair{"unk_token", tokenizer.unk_id()},
         std::pair{"pad_token", tokenizer.pad_id()}}) {
     j[key] = id >= 0 ? nlohmann::json(tokenizer.token(id)) : nlohmann::json(nullptr);
+    if (id >= 0) specials[key] = tokenizer.token(id);
   }
+  j["additional_special_tokens"] = sentinels;
+  specials["additional_special_tokens"] = sentinels;
   io::write_json_file((fs::path(dir) / "tokenizer_config.json").string(), j);
+  io::write_json_file((fs::path(dir) / "special_tokens_map.json").string(), specials);
+}
+
+data::SentencePieceTokenizer load_sentencepiece(const std::string& dir) {
+  const TokenizerConfig config = read_tokenizer_config(dir);
+  auto tokenizer = data::SentencePieceTokenizer::load((fs::path(dir) / "spiece.model").string());
+  // T5Tokenizer adds 100 sentinels unless its config says otherwise.
+  int64_t extra_ids = 100;
+  if (const auto it = config.json.find("extra_ids"); it != config.json.end() && !it->is_null()) {
+    HEED_CHECK(it->is_number_integer() && it->get<int64_t>() >= 0 &&
+                   it->get<int64_t>() <= data::SentencePieceTokenizer::kMaxExtraIds,
+               "{}: extra_ids is {}; it must be a whole number from 0 to {}", config.path,
+               it->dump(), data::SentencePieceTokenizer::kMaxExtraIds);
+    extra_ids = it->get<int64_t>();
+  }
+  return tokenizer.with_extra_ids(static_cast<int32_t>(extra_ids));
 }
 
 std::string tokenizer_class(const std::string& dir) {

@@ -20,10 +20,14 @@ void save_wordpiece(const data::WordPieceTokenizer& tokenizer, const std::string
                     int64_t model_max_length,
                     data::Truncation truncation = data::Truncation::kHead);
 void save_char_tokenizer(const data::CharTokenizer& tokenizer, const std::string& dir);
-// spiece.model and a tokenizer_config.json that transformers' T5Tokenizer reads (extra_ids 0:
-// the model's own pieces, no sentinels added; its special pieces as the *_token keys).
+// spiece.model, a tokenizer_config.json that transformers' T5Tokenizer reads (extra_ids: the
+// tokenizer's sentinels, 0 for none; its special pieces as the *_token keys) and
+// special_tokens_map.json.
 void save_sentencepiece(const data::SentencePieceTokenizer& tokenizer, const std::string& dir,
                         int64_t model_max_length);
+// A T5Tokenizer directory's: spiece.model with tokenizer_config.json's extra_ids sentinels (100,
+// T5Tokenizer's default, when it names none).
+data::SentencePieceTokenizer load_sentencepiece(const std::string& dir);
 
 // "BertTokenizer" or "HeedCharTokenizer"; throws naming the directory if there is none.
 std::string tokenizer_class(const std::string& dir);

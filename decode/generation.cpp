@@ -382,4 +382,31 @@ ScoreResult score(const nn::GPT& model, std::span<const int32_t> ids) {
   return result;
 }
 
+ScoreResult score(const nn::Seq2SeqModel& model, std::span<const int32_t> source,
+                  std::span<const int32_t> target) {
+  HEED_CHECK(!source.empty() && !target.empty(),
+             "score: needs a source and a target, got {} and {}", source.size(), target.size());
+  check_eval_mode(model, "score");
+  NoGradGuard no_grad;
+  // Teacher forcing: the decoder reads [start, target[:-1]] and predicts each target token.
+  std::vector<int32_t> decoder_ids = {static_cast<int32_t>(model.special_tokens().decoder_start)};
+  decoder_ids.insert(decoder_ids.end(), target.begin(), target.end() - 1);
+  nn::ModelInputs in;
+  in.input_ids = ids_tensor({{source.begin(), source.end()}});
+  in.decoder_input_ids = ids_tensor({decoder_ids});
+  const Tensor logits = model.forward(in).logits.select(0, 0);  // [T, V]
+  const Tensor log_probs = log_softmax(logits, 1).contiguous().to(DType::f32);
+  const int64_t V = log_probs.size(1);
+  const float* lp = log_probs.data<float>();
+  ScoreResult result;
+  for (size_t t = 0; t < target.size(); ++t) {
+    const double x = lp[static_cast<int64_t>(t) * V + target[t]];
+    result.log_probs.push_back(x);
+    result.total_log_prob += x;
+  }
+  result.perplexity =
+      std::exp(-result.total_log_prob / static_cast<double>(result.log_probs.size()));
+  return result;
+}
+
 }  // namespace heed::decode

@@ -167,7 +167,7 @@ int32_t sample(std::span<const float> logits, Generator& generator);
 // log_softmax(logits)[token], in double.
 double log_prob_of(std::span<const float> logits, int32_t token);
 
-// --- scoring under a GPT ---
+// --- scoring ---
 // log_softmax of the logits at every position: row t is p(. | ids[0..t]), [T, V] f32.
 Tensor next_token_log_probs(const nn::GPT& model, std::span<const int32_t> ids);
 
@@ -179,5 +179,10 @@ struct ScoreResult {
 };
 // `ids` needs at least 2 tokens.
 ScoreResult score(const nn::GPT& model, std::span<const int32_t> ids);
+// Under an encoder-decoder: log p(target[t] | source, target[<t]) for every target token,
+// teacher-forced from the decoder start token (end the target with the eos to score a whole
+// output, as decoding produces it).
+ScoreResult score(const nn::Seq2SeqModel& model, std::span<const int32_t> source,
+                  std::span<const int32_t> target);
 
 }  // namespace heed::decode

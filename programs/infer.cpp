@@ -117,9 +117,13 @@ CLI::App* add_generate(CLI::App& app, GenerateArgs& gen) {
 }
 
 CLI::App* add_score(CLI::App& app, ScoreArgs& score) {
-  CLI::App* cmd =
-      add_command(app, "score", "per-token log-probabilities and perplexity (GPT)", score);
-  cmd->add_option("--text", score.text, "text ('-': lines of stdin)")->required();
+  CLI::App* cmd = add_command(
+      app, "score", "per-token log-probabilities and perplexity (GPT, encoder-decoder)", score);
+  cmd->add_option("--text", score.text, "text ('-': lines of stdin); an encoder-decoder's source")
+      ->required();
+  cmd->add_option("--target", score.target,
+                  "encoder-decoder: the output to score given --text ('-' with --text '-': "
+                  "tab-separated source and target lines)");
   return cmd;
 }
 
@@ -137,6 +141,21 @@ CLI::App* add_translate(CLI::App& app, TranslateArgs& translate) {
       ->check(in_range<int64_t>(1))
       ->default_str(std::to_string(TranslateArgs::kDefaultMaxNewTokens) +
                     ", or fewer if the model has fewer positions");
+  cmd->add_flag("--do-sample", translate.do_sample,
+                "sample each token (after --temperature, --top-k, --top-p) instead of greedy");
+  cmd->add_option("--temperature", translate.temperature, "--do-sample: sampling temperature")
+      ->check(in_range<double>(0))
+      ->capture_default_str();
+  cmd->add_option("--top-k", translate.top_k,
+                  "--do-sample: among the k most probable tokens (at most the vocabulary size); "
+                  "0: all")
+      ->check(in_range<int64_t>(0))
+      ->capture_default_str();
+  cmd->add_option("--top-p", translate.top_p, "--do-sample: within the smallest set of mass >= p")
+      ->check(in_range<double>(0, 1))
+      ->capture_default_str();
+  cmd->add_option("--seed", translate.seed, "--do-sample: seed of the sampling generator")
+      ->capture_default_str();
   return cmd;
 }
 

@@ -55,6 +55,7 @@ void run_generate(const GenerateArgs& args, std::ostream& out);
 
 struct ScoreArgs : CommonArgs {
   std::string text;
+  std::string target;  // an encoder-decoder's: the output to score given --text
 };
 void run_score(const ScoreArgs& args, std::ostream& out);
 
@@ -65,6 +66,13 @@ struct TranslateArgs : CommonArgs {
   // At most the model's positions but one (the decoder start token takes one). Unset: the
   // default, or what the positions allow if fewer.
   std::optional<int64_t> max_new_tokens;
+  // Sampling instead of greedy or beam search (Hugging Face's do_sample), after temperature,
+  // top-k and top-p.
+  bool do_sample = false;
+  double temperature = 1.0;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  uint64_t seed = 0;
 };
 void run_translate(const TranslateArgs& args, std::ostream& out);
 

@@ -147,4 +147,13 @@ Tensor ids_row(const std::vector<int32_t>& ids) {
                      {1, static_cast<int64_t>(ids.size())});
 }
 
+nlohmann::json tokens_json(const data::TextTokenizer& tok, const std::vector<int32_t>& ids,
+                           const std::vector<double>& log_probs) {
+  nlohmann::json tokens = nlohmann::json::array();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    tokens.push_back({{"token", tok.token(ids[i])}, {"id", ids[i]}, {"log_prob", log_probs[i]}});
+  }
+  return tokens;
+}
+
 }  // namespace heed::infer

@@ -2,6 +2,8 @@
 // What every `infer` subcommand shares: loading a checkpoint of the right family with its
 // tokenizer, reading the input texts, checking lengths against the model's positions.
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -63,5 +65,13 @@ Tensor ids_row(const std::vector<int32_t>& ids);
 
 // Prints a probability or log-probability the way plain output shows them.
 std::string fixed4(double x);
+
+// infer score on an encoder-decoder checkpoint: each --target token's log-probability given
+// --text (run_score hands it over).
+void run_score_seq2seq(const ScoreArgs& args, const Checkpoint& checkpoint, std::ostream& out);
+
+// [{"token": "▁the", "id": 5, "log_prob": -1.2}, ...] for scored or generated ids.
+nlohmann::json tokens_json(const data::TextTokenizer& tok, const std::vector<int32_t>& ids,
+                           const std::vector<double>& log_probs);
 
 }  // namespace heed::infer

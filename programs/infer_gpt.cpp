@@ -1,4 +1,5 @@
-// infer generate and score: the GPT checkpoints.
+// infer generate and score: the GPT checkpoints (score hands an encoder-decoder to
+// infer_seq2seq.cpp).
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -8,20 +9,8 @@
 #include "programs/infer_common.h"
 
 namespace heed::infer {
-namespace {
 
 using nlohmann::json;
-
-json tokens_json(const data::TextTokenizer& tok, const std::vector<int32_t>& ids,
-                 const std::vector<double>& log_probs) {
-  json tokens = json::array();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    tokens.push_back({{"token", tok.token(ids[i])}, {"id", ids[i]}, {"log_prob", log_probs[i]}});
-  }
-  return tokens;
-}
-
-}  // namespace
 
 void run_generate(const GenerateArgs& args, std::ostream& out) {
   const std::vector<std::string> prompts = input_texts(args.prompt, "prompt");
@@ -73,8 +62,14 @@ void run_generate(const GenerateArgs& args, std::ostream& out) {
 }
 
 void run_score(const ScoreArgs& args, std::ostream& out) {
+  Checkpoint c = load_checkpoint(
+      args, "score",
+      {"GPT2LMHeadModel", "BartForConditionalGeneration", "T5ForConditionalGeneration"});
+  if (c.model->model_type() != "gpt2") return run_score_seq2seq(args, c, out);
+  HEED_CHECK(args.target.empty(),
+             "--target: only an encoder-decoder checkpoint scores a target; {} is a {}",
+             args.checkpoint, c.model->architecture());
   const std::vector<std::string> texts = input_texts(args.text, "text");
-  Checkpoint c = load_checkpoint(args, "score", {"GPT2LMHeadModel"});
   const auto& model = static_cast<const nn::GPT&>(*c.model);
   for (size_t n = 0; n < texts.size(); ++n) {
     const std::vector<int32_t> text_ids = c.tokenizer.encode(texts[n]);

@@ -168,6 +168,15 @@ TEST(TokenWindows, MlmAndCausalWindows) {
   // The masked LM's windows count the corpus's 5 tokens, not the [CLS] and [SEP] they add.
   ASSERT_TRUE(mlm.tokens_per_byte().has_value());
   EXPECT_DOUBLE_EQ(*mlm.tokens_per_byte(), 5.0 / 24.0);
+  // Packed windows (span corruption's) tile the same stream without overlap; the last window
+  // keeps its 2 tokens.
+  PackedWindowDataset packed(cache, tok.sep_id(), 5);
+  ASSERT_EQ(packed.size(), 2u);
+  EXPECT_EQ(packed.get(0).input_ids, (std::vector<int32_t>{7, 9, 11, 4, 16}));
+  EXPECT_EQ(packed.get(1).input_ids, (std::vector<int32_t>{17, 4}));
+  EXPECT_EQ(PackedWindowDataset(cache, tok.sep_id(), 3).size(),
+            2u);  // a lone last token: no window
+  EXPECT_FALSE(packed.tokens_per_byte().has_value());
 }
 
 // A byte-level BPE cache keeps each line's end, so a document's ids spell its lines exactly:

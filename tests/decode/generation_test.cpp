@@ -374,6 +374,38 @@ TEST(Generation, T5CachedDecodingEqualsRecomputing) {
     EXPECT_EQ(batched[i], generate(*t5, sources[i], greedy_options(14)).tokens) << i;
 }
 
+// Scoring a decoded output under an encoder-decoder gives back the log-probabilities decoding
+// reported for it, token for token, and its mean is the model's teacher-forced loss.
+TEST(Generation, Seq2SeqScoreAgreesWithDecodingAndTheLoss) {
+  for (const bool t5_model : {false, true}) {
+    SCOPED_TRACE(t5_model ? "t5" : "bart");
+    std::shared_ptr<nn::Seq2SeqModel> model;
+    if (t5_model) {
+      model = testing::tiny_t5();
+    } else {
+      model = tiny_bart();
+    }
+    const std::vector<int32_t> source{9, 3, 3, 4, 10, 2};
+    const GenerationResult r = generate(*model, source, sampling_options(5, 10));
+    ASSERT_FALSE(r.tokens.empty());
+    const ScoreResult s = score(*model, source, r.tokens);
+    ASSERT_EQ(s.log_probs.size(), r.tokens.size());
+    for (size_t i = 0; i < r.tokens.size(); ++i)
+      EXPECT_NEAR(s.log_probs[i], r.log_probs[i], 1e-4) << "token " << i;
+    EXPECT_NEAR(s.total_log_prob, r.total_log_prob, 1e-3);
+
+    NoGradGuard no_grad;
+    nn::ModelInputs in;
+    in.input_ids = from_vector(std::vector<int64_t>(source.begin(), source.end()),
+                               {1, static_cast<int64_t>(source.size())});
+    in.labels = from_vector(std::vector<int64_t>(r.tokens.begin(), r.tokens.end()),
+                            {1, static_cast<int64_t>(r.tokens.size())});
+    const double loss = model->forward(in).loss.item();
+    EXPECT_NEAR(-s.total_log_prob / static_cast<double>(s.log_probs.size()), loss, 1e-5);
+    EXPECT_NEAR(s.perplexity, std::exp(loss), 1e-4 * std::exp(loss));
+  }
+}
+
 TEST(Generation, BeamSearchWithOneBeamIsGreedy) {
   auto bart = tiny_bart();
   for (const std::vector<int32_t>& source :

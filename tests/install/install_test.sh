@@ -154,7 +154,7 @@ case "${1:-}" in
     echo "$out"
     expect_output pkgconfig_probe "^heed $VERSION$" "$out"
     # The tasks register themselves from objects no code calls: they must have been linked.
-    expect_output pkgconfig_probe "^tasks: mlm distill clm seq2seq classification token_classification$" "$out"
+    expect_output pkgconfig_probe "^tasks: mlm distill clm seq2seq span_corruption classification token_classification$" "$out"
     ;;
   examples)
     build_examples "$SOURCE/examples" "$prefix" "$WORK/examples"

@@ -566,7 +566,7 @@ TEST_F(Config, UnknownNames) {
             "1: task: unknown task 'mlmm' (did you mean 'mlm'?)");
   EXPECT_EQ(error_in(base_with("task: mlm", "task: translation")),
             "1: task: unknown task 'translation' (expected one of mlm, distill, clm, seq2seq, "
-            "classification, token_classification)");
+            "span_corruption, classification, token_classification)");
   EXPECT_EQ(error_in(base_with("  arch: bert", "  arch: xlnet")),
             "3: model.arch: unknown arch 'xlnet' (expected one of bert, gpt2, bart, roberta, "
             "distilbert, t5)");

@@ -26,8 +26,9 @@ using Texts = std::vector<std::string_view>;
 // static library as it is, the file would be dropped with its registration (train/CMakeLists.txt).
 // Listed in the order of their ranks, as messages and configs/README.md list them.
 TEST(Tasks, EveryTaskRegistersItselfUnderItsYamlName) {
-  EXPECT_EQ(task_names(), (std::vector<std::string>{"mlm", "distill", "clm", "seq2seq",
-                                                    "classification", "token_classification"}));
+  EXPECT_EQ(task_names(),
+            (std::vector<std::string>{"mlm", "distill", "clm", "seq2seq", "span_corruption",
+                                      "classification", "token_classification"}));
   using Archs = std::vector<Arch>;
   EXPECT_EQ(task_for("mlm").architectures(),
             (Archs{Arch::kBert, Arch::kRoberta, Arch::kDistilBert}));
@@ -38,6 +39,9 @@ TEST(Tasks, EveryTaskRegistersItselfUnderItsYamlName) {
   EXPECT_EQ(task_for("clm").architectures(), Archs{Arch::kGpt2});
   EXPECT_EQ(task_for("seq2seq").architectures(), (Archs{Arch::kBart, Arch::kT5}));
   EXPECT_TRUE(task_for("seq2seq").has_targets());
+  // Span corruption reads a corpus stream (data.max_seq_length), not source/target pairs.
+  EXPECT_EQ(task_for("span_corruption").architectures(), Archs{Arch::kT5});
+  EXPECT_FALSE(task_for("span_corruption").has_targets());
   EXPECT_EQ(task_for("classification").architectures(),
             (Archs{Arch::kBert, Arch::kRoberta, Arch::kDistilBert}));
   EXPECT_EQ(task_for("token_classification").architectures(),

@@ -61,6 +61,9 @@ struct TokenizerConfig {
   std::optional<bool> strip_accents;   // wordpiece; unset: follows lowercase
   int64_t min_frequency = 2;           // wordpiece, bpe training: rarer words/pairs are not counted
   std::string model_type = "unigram";  // sentencepiece training: "unigram" or "bpe"
+  // sentencepiece: T5's sentinels <extra_id_0>.. after the model's pieces; unset: init_from's
+  // tokenizer's own count, else none.
+  std::optional<int64_t> extra_ids;
   data::CharTokenizer::Unit unit = data::CharTokenizer::Unit::kCharacter;  // char
   // char, seq2seq: how targets are split (e.g. phonemes by whitespace); unset: as `unit`.
   std::optional<data::CharTokenizer::Unit> target_unit;
@@ -74,8 +77,10 @@ struct DataConfig {
   // classification: which ids a text longer than max_seq_length keeps (data::Truncation)
   data::Truncation truncation = data::Truncation::kHead;
   double mlm_probability = 0.15;
-  double mask_replace_prob = 0.8;    // of the selected positions: [MASK]
-  double random_replace_prob = 0.1;  // of the selected positions: a random token
+  double mask_replace_prob = 0.8;       // of the selected positions: [MASK]
+  double random_replace_prob = 0.1;     // of the selected positions: a random token
+  double noise_density = 0.15;          // span_corruption: share of the tokens in noise spans
+  double mean_noise_span_length = 3.0;  // span_corruption: tokens per span on average
   // Classification label names, index = class id. Unset: the training file's names, sorted.
   std::optional<std::vector<std::string>> labels;
   int64_t max_source_length = 128;  // seq2seq

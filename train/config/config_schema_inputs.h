@@ -1,5 +1,6 @@
 #pragma once
 // The schema's `tokenizer` and `data` sections: what the run reads (config_schema.h).
+#include "data/sentencepiece_tokenizer.h"
 #include "train/config/config.h"
 #include "train/config/config_enums.h"
 #include "train/config/config_row.h"
@@ -57,6 +58,13 @@ void visit_input_sections(V& v, C& c) {
              rule::TextIs{is_sentencepiece_model_type,
                           "'{}' is not a SentencePiece model type heed trains (unigram or bpe)"},
          .type = "name"});
+    v.field("extra_ids", t.extra_ids,
+            {.doc = "sentencepiece: T5's sentinels `<extra_id_0>`, `<extra_id_1>`, ... appended "
+                    "after the model's pieces, numbered backwards as Hugging Face's T5Tokenizer "
+                    "does (`<extra_id_0>` is the last id); T5 uses 100, and `span_corruption` "
+                    "needs them. `null`: `init_from`'s tokenizer's own, else none.",
+             .resume = OnResume::kFixed,
+             .rule = rule::AtLeast{0, data::SentencePieceTokenizer::kMaxExtraIds}});
     v.field("unit", t.unit,
             {.doc = "char: `character` (each Unicode character is a token) or `whitespace` (each "
                     "whitespace-separated symbol, e.g. phonemes).",
@@ -91,7 +99,8 @@ void visit_input_sections(V& v, C& c) {
     v.field(
         "max_seq_length", d.max_seq_length,
         {.doc = "Tokens per example (MLM windows with `[CLS]`/`[SEP]`, causal LM context, "
-                "classification truncation). At least 3 for `mlm`; at most the model's positions.",
+                "classification truncation, `span_corruption`'s corrupted input with `</s>`). At "
+                "least 3 for `mlm`; at most the model's positions.",
          .resume = OnResume::kFixed});
     v.field(
         "truncation", d.truncation,
@@ -109,6 +118,16 @@ void visit_input_sections(V& v, C& c) {
             {.doc = "`mlm`: share of non-special tokens selected for prediction, in (0, 1).",
              .resume = OnResume::kFixed,
              .rule = rule::UnitInterval{.low_open = true}});
+    v.field("noise_density", d.noise_density,
+            {.doc = "`span_corruption`: share of each window's tokens dropped in spans, in (0, 1) "
+                    "(T5: 0.15).",
+             .resume = OnResume::kFixed,
+             .rule = rule::UnitInterval{.low_open = true}});
+    v.field("mean_noise_span_length", d.mean_noise_span_length,
+            {.doc = "`span_corruption`: the spans' mean length in tokens, at least 1 (T5: 3). Each "
+                    "span becomes one sentinel in the input.",
+             .resume = OnResume::kFixed,
+             .rule = rule::Positive{}});
     v.field("mask_replace_prob", d.mask_replace_prob,
             {.doc = "`mlm`: of the selected, the share replaced by `[MASK]`. A micro-batch in "
                     "which no position was selected (short sequences, a small last batch) has no "

@@ -131,6 +131,8 @@ void check_model(Checker& c, const ModelConfig& m) {
 void check_tokenizer(Checker& c, const RunConfig& config) {
   const TokenizerConfig& t = config.tokenizer;
   const bool chars = t.type == TokenizerType::kChar;
+  c.check(!t.extra_ids || t.type == TokenizerType::kSentencePiece, "tokenizer.extra_ids",
+          "sentinels are T5's SentencePiece pieces: set tokenizer.type: sentencepiece");
   c.check(!chars || !t.vocab_size, "tokenizer.vocab_size",
           "a char vocabulary is not trained to a size (it holds every symbol of data.train)");
   if (chars) return;

@@ -124,13 +124,13 @@ data::BpeTokenizer bpe_for(const RunConfig& c, const Log& log) {
   return tok;
 }
 
-data::SentencePieceTokenizer sentencepiece_for(const RunConfig& c, const Log& log) {
+data::SentencePieceTokenizer sentencepiece_model_for(const RunConfig& c, const Log& log) {
   const TokenizerConfig& t = c.tokenizer;
   if (t.vocab && fs::exists(*t.vocab)) return data::SentencePieceTokenizer::load(*t.vocab);
   if (!t.vocab_size) {
     const std::optional<std::string> dir = tokenizer_directory(c);
     HEED_CHECK(dir.has_value(), "tokenizer: no vocab, vocab_size or init_from");
-    return data::SentencePieceTokenizer::load((fs::path(*dir) / "spiece.model").string());
+    return data::load_sentencepiece(*dir);
   }
   const fs::path path = t.vocab ? *t.vocab : default_vocab_path(c);
   log(fmt::format("training a SentencePiece {} model of {} pieces on {}", t.model_type,
@@ -151,6 +151,14 @@ data::SentencePieceTokenizer sentencepiece_for(const RunConfig& c, const Log& lo
   if (written != path.string()) fs::rename(written, path);
   log(fmt::format("wrote {}", path.string()));
   return data::SentencePieceTokenizer::load(path.string());
+}
+
+// The model with the sentinels the config asks for (a directory's own when it asks nothing).
+data::SentencePieceTokenizer sentencepiece_for(const RunConfig& c, const Log& log) {
+  data::SentencePieceTokenizer tok = sentencepiece_model_for(c, log);
+  if (c.tokenizer.extra_ids)
+    return tok.with_extra_ids(static_cast<int32_t>(*c.tokenizer.extra_ids));
+  return tok;
 }
 
 // A character vocabulary read from a file must split text as the config says.
@@ -198,7 +206,8 @@ data::TextTokenizer tokenizer_for(const RunConfig& c, const Log& log) {
   // its own takes the checkpoint's, whatever its kind.
   const TokenizerConfig& t = c.tokenizer;
   const std::optional<std::string> dir = tokenizer_directory(c);
-  if (dir && !t.vocab && !t.vocab_size && !c.origins.of_key.contains("tokenizer.type"))
+  if (dir && !t.vocab && !t.vocab_size && !t.extra_ids &&
+      !c.origins.of_key.contains("tokenizer.type"))
     return data::TextTokenizer::load(*dir);
   switch (c.tokenizer.type) {
     case TokenizerType::kWordPiece:

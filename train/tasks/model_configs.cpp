@@ -93,6 +93,12 @@ nn::GPT2Config gpt2_config(const RunConfig& c, const TaskData& d) {
   return g;
 }
 
+int32_t decoder_start_id(const RunConfig& c, const data::TextTokenizer& tokenizer) {
+  if (c.model.decoder_start_token_id) return static_cast<int32_t>(*c.model.decoder_start_token_id);
+  // T5 starts its decoder on the pad token (T5's own models have no <s> at all).
+  return c.model.arch() == Arch::kT5 ? tokenizer.pad_id() : tokenizer.start_id();
+}
+
 nn::BartConfig bart_config(const RunConfig& c, const TaskData& d) {
   const ModelConfig& m = c.model;
   nn::BartConfig b = m.as<nn::BartConfig>();
@@ -100,7 +106,7 @@ nn::BartConfig bart_config(const RunConfig& c, const TaskData& d) {
   b.pad_token_id = m.pad_token_id.value_or(d.tokenizer->pad_id());
   b.bos_token_id = m.bos_token_id.value_or(d.tokenizer->start_id());
   b.eos_token_id = m.eos_token_id.value_or(d.tokenizer->end_id());
-  b.decoder_start_token_id = m.decoder_start_token_id.value_or(d.tokenizer->start_id());
+  b.decoder_start_token_id = decoder_start_id(c, *d.tokenizer);
   return b;
 }
 
@@ -110,7 +116,7 @@ nn::T5Config t5_config(const RunConfig& c, const TaskData& d) {
   t.vocab_size = m.vocab_size.value_or(d.tokenizer->vocab_size());
   t.pad_token_id = m.pad_token_id.value_or(d.tokenizer->pad_id());
   t.eos_token_id = m.eos_token_id.value_or(d.tokenizer->end_id());
-  t.decoder_start_token_id = m.decoder_start_token_id.value_or(d.tokenizer->start_id());
+  t.decoder_start_token_id = decoder_start_id(c, *d.tokenizer);
   return t;
 }
 

@@ -34,6 +34,10 @@ std::shared_ptr<nn::PretrainedModel> make_sequence_classifier(const RunConfig& c
 std::shared_ptr<nn::PretrainedModel> make_token_classifier(const RunConfig& config,
                                                            const TaskData& data);
 nn::GPT2Config gpt2_config(const RunConfig& config, const TaskData& data);
+// The first decoder input of an encoder-decoder: model.decoder_start_token_id, else the pad
+// token for T5 (as Hugging Face's T5 models) and the tokenizer's start token for BART. The
+// collators and the model's config take it from here, so training and decoding agree.
+int32_t decoder_start_id(const RunConfig& config, const data::TextTokenizer& tokenizer);
 nn::BartConfig bart_config(const RunConfig& config, const TaskData& data);
 // T5's ids from the tokenizer as BART's: pad, eos (its end), decoder start (its start; for
 // Hugging Face's T5 tokenizer that is the pad id).

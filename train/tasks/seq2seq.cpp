@@ -46,9 +46,9 @@ class Seq2SeqTask final : public TrainingTask {
         static_cast<size_t>(s.config.data.max_target_length));
   }
 
-  data::CollateFn collator(const RunConfig&, const TaskData& d) const override {
+  data::CollateFn collator(const RunConfig& c, const TaskData& d) const override {
     const data::TextTokenizer& tok = *d.tokenizer;
-    const data::Seq2SeqIds ids{tok.pad_id(), tok.pad_id(), tok.start_id(), tok.end_id()};
+    const data::Seq2SeqIds ids{tok.pad_id(), tok.pad_id(), decoder_start_id(c, tok), tok.end_id()};
     return [ids](std::span<const data::Example> ex, data::Rng&) {
       return data::collate_seq2seq(ex, ids);
     };
