@@ -340,6 +340,49 @@ TEST_F(Infer, TranslateGreedyAndBeamGiveTheOutputsOfTheModelInMemory) {
   EXPECT_NEAR(b["score"].get<double>(), expected.score, 1e-6);
 }
 
+// Sampling over the KV cache and scoring an output under an encoder-decoder, as in memory: a
+// seeded sample is the one generate draws, and its score is what decoding reported for it.
+TEST_F(Infer, TranslateSamplesAndScoreScoresAnOutputAsTheModelInMemory) {
+  const data::CharTokenizer chars = data::load_char_tokenizer(path("bart"));
+  const std::vector<int32_t> source = chars.encode("hello");
+  const Outcome sampled = infer("translate --json --do-sample --top-k 4 --seed 9 --checkpoint " +
+                                path("bart") + " --text hello --max-new-tokens 12");
+  ASSERT_EQ(sampled.code, 0) << sampled.err;
+  const json j = json_lines(sampled.out).at(0);
+  GenerationOptions o;
+  o.top_k = 4;
+  o.seed = 9;
+  o.max_new_tokens = 12;
+  const GenerationResult expected = generate(*bart_, source, o);
+  EXPECT_EQ(j["output_ids"].get<std::vector<int32_t>>(), expected.tokens);
+  EXPECT_EQ(j["seed"], 9);
+
+  // The target as decoding produces it: its tokens, then the eos.
+  const std::string target = chars.decode(expected.tokens);
+  const Outcome scored = infer("score --json --checkpoint " + path("bart") +
+                               " --text hello --target '" + target + "'");
+  ASSERT_EQ(scored.code, 0) << scored.err;
+  const json s = json_lines(scored.out).at(0);
+  std::vector<int32_t> ids = chars.encode_target(target);
+  ids.push_back(static_cast<int32_t>(bart_->special_tokens().eos));
+  const ScoreResult reference = score(*bart_, source, ids);
+  ASSERT_EQ(s["tokens"].size(), ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(s["tokens"][i]["id"], ids[i]);
+    EXPECT_NEAR(s["tokens"][i]["log_prob"].get<double>(), reference.log_probs[i], 1e-6);
+  }
+  EXPECT_NEAR(s["perplexity"].get<double>(), reference.perplexity, 1e-6 * reference.perplexity);
+  // A sampling option without --do-sample, sampling with beams, score without a target: told.
+  const std::string bart = " --checkpoint " + path("bart") + " --text hello";
+  EXPECT_NE(infer("translate --top-k 4" + bart).err.find("add --do-sample"), std::string::npos);
+  EXPECT_NE(infer("translate --do-sample --num-beams 2" + bart).err.find("beam sampling"),
+            std::string::npos);
+  EXPECT_NE(infer("score" + bart).err.find("--target: "), std::string::npos);
+  EXPECT_NE(infer("score --target x --checkpoint " + path("gpt") + " --text a").err.find(
+                "only an encoder-decoder checkpoint scores a target"),
+            std::string::npos);
+}
+
 TEST_F(Infer, BadInputIsOneLineOnStderrAndExitCodeTwo) {
   const std::string long_text = [] {
     std::string s;
