@@ -378,8 +378,8 @@ TEST_F(Infer, TranslateSamplesAndScoreScoresAnOutputAsTheModelInMemory) {
   EXPECT_NE(infer("translate --do-sample --num-beams 2" + bart).err.find("beam sampling"),
             std::string::npos);
   EXPECT_NE(infer("score" + bart).err.find("--target: "), std::string::npos);
-  EXPECT_NE(infer("score --target x --checkpoint " + path("gpt") + " --text a").err.find(
-                "only an encoder-decoder checkpoint scores a target"),
+  EXPECT_NE(infer("score --target x --checkpoint " + path("gpt") + " --text a")
+                .err.find("only an encoder-decoder checkpoint scores a target"),
             std::string::npos);
 }
 
