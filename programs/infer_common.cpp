@@ -156,4 +156,22 @@ nlohmann::json tokens_json(const data::TextTokenizer& tok, const std::vector<int
   return tokens;
 }
 
+void write_score(std::ostream& out, bool json, nlohmann::json fields,
+                 const data::TextTokenizer& tok, const std::vector<int32_t>& ids,
+                 const decode::ScoreResult& s, bool first) {
+  if (json) {
+    fields["tokens"] = tokens_json(tok, ids, s.log_probs);
+    fields["total_log_prob"] = s.total_log_prob;
+    fields["num_tokens"] = s.log_probs.size();
+    fields["perplexity"] = s.perplexity;
+    out << fields.dump() << "\n";
+    return;
+  }
+  if (!first) out << "\n";
+  for (size_t i = 0; i < ids.size(); ++i)
+    out << tok.token(ids[i]) << "\t" << ids[i] << "\t" << fixed4(s.log_probs[i]) << "\n";
+  out << "perplexity: " << fixed4(s.perplexity) << " (" << s.log_probs.size()
+      << " tokens, total log-prob " << fixed4(s.total_log_prob) << ")\n";
+}
+
 }  // namespace heed::infer

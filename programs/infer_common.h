@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "data/text_tokenizer.h"
+#include "decode/generation.h"
 #include "nn/models/bert.h"
 #include "nn/models/gpt.h"
 #include "nn/models/pretrained.h"
@@ -69,6 +70,13 @@ std::string fixed4(double x);
 // infer score on an encoder-decoder checkpoint: each --target token's log-probability given
 // --text (run_score hands it over).
 void run_score_seq2seq(const ScoreArgs& args, const Checkpoint& checkpoint, std::ostream& out);
+
+// A score: with `json`, one line of `fields` plus the scored tokens, total_log_prob, num_tokens
+// and perplexity; otherwise a "token<TAB>id<TAB>log-prob" line per scored id and a perplexity
+// line, after a blank line unless it is the first.
+void write_score(std::ostream& out, bool json, nlohmann::json fields,
+                 const data::TextTokenizer& tok, const std::vector<int32_t>& ids,
+                 const decode::ScoreResult& s, bool first);
 
 // [{"token": "▁the", "id": 5, "log_prob": -1.2}, ...] for scored or generated ids.
 nlohmann::json tokens_json(const data::TextTokenizer& tok, const std::vector<int32_t>& ids,

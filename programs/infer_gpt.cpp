@@ -77,25 +77,8 @@ void run_score(const ScoreArgs& args, std::ostream& out) {
     const std::vector<int32_t> input = with_bos(model, text_ids);
     check_length(input.size(), model.config.n_positions, "text (with the bos token)",
                  "n_positions");
-    const decode::ScoreResult s = decode::score(model, input);
-    if (args.json) {
-      out << json{{"text", texts[n]},
-                  {"input_ids", input},
-                  {"tokens", tokens_json(c.tokenizer, text_ids, s.log_probs)},
-                  {"total_log_prob", s.total_log_prob},
-                  {"num_tokens", s.log_probs.size()},
-                  {"perplexity", s.perplexity}}
-                 .dump()
-          << "\n";
-      continue;
-    }
-    if (n > 0) out << "\n";
-    for (size_t i = 0; i < text_ids.size(); ++i) {
-      out << c.tokenizer.token(text_ids[i]) << "\t" << text_ids[i] << "\t" << fixed4(s.log_probs[i])
-          << "\n";
-    }
-    out << "perplexity: " << fixed4(s.perplexity) << " (" << s.log_probs.size()
-        << " tokens, total log-prob " << fixed4(s.total_log_prob) << ")\n";
+    write_score(out, args.json, {{"text", texts[n]}, {"input_ids", input}}, c.tokenizer, text_ids,
+                decode::score(model, input), n == 0);
   }
 }
 

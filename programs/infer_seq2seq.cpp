@@ -111,25 +111,8 @@ void run_score_seq2seq(const ScoreArgs& args, const Checkpoint& c, std::ostream&
     target.push_back(static_cast<int32_t>(model.special_tokens().eos));
     check_length(target.size(), positions, "target (with the decoder start token)",
                  "max_position_embeddings");
-    const decode::ScoreResult s = decode::score(model, source, target);
-    if (args.json) {
-      out << nlohmann::json{{"text", text},
-                            {"target", target_text},
-                            {"input_ids", source},
-                            {"tokens", tokens_json(c.tokenizer, target, s.log_probs)},
-                            {"total_log_prob", s.total_log_prob},
-                            {"num_tokens", s.log_probs.size()},
-                            {"perplexity", s.perplexity}}
-                 .dump()
-          << "\n";
-      continue;
-    }
-    if (n > 0) out << "\n";
-    for (size_t i = 0; i < target.size(); ++i)
-      out << c.tokenizer.token(target[i]) << "\t" << target[i] << "\t" << fixed4(s.log_probs[i])
-          << "\n";
-    out << "perplexity: " << fixed4(s.perplexity) << " (" << s.log_probs.size()
-        << " tokens, total log-prob " << fixed4(s.total_log_prob) << ")\n";
+    write_score(out, args.json, {{"text", text}, {"target", target_text}, {"input_ids", source}},
+                c.tokenizer, target, decode::score(model, source, target), n == 0);
   }
 }
 
