@@ -127,7 +127,8 @@ void AdamW::check_hyper_parameters(const ParamGroup& group, const std::string& w
              amsgrad);
 }
 
-std::vector<std::string> AdamW::state_names(const ParamGroup& group) const {
+std::vector<std::string> AdamW::state_names(const ParamGroup& group,
+                                            const Tensor& /*param*/) const {
   if (group.option("amsgrad") != 0.0) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
   return {"exp_avg", "exp_avg_sq"};
 }

@@ -35,7 +35,7 @@ class AdamW : public Optimizer {
 
  protected:
   void check_hyper_parameters(const ParamGroup& group, const std::string& where) const override;
-  std::vector<std::string> state_names(const ParamGroup& group) const override;
+  std::vector<std::string> state_names(const ParamGroup& group, const Tensor& param) const override;
   void update(const ParamGroup& group, const Tensor& param, const Tensor& grad, double grad_scale,
               ParamState& state) override;
 };

@@ -32,6 +32,10 @@ double ParamGroup::option(const std::string& key) const {
   return it->second;
 }
 
+Shape Optimizer::state_shape(const std::string& /*slot*/, const Tensor& param) const {
+  return param.shape();
+}
+
 Tensor zeros_like(const Tensor& like) {
   return zeros(like.shape(), like.dtype());
 }
@@ -267,9 +271,11 @@ void Optimizer::read_state_tensors(const io::SafetensorsFile& file,
       s.step = static_cast<int64_t>(t.item());
       continue;
     }
-    HEED_CHECK(t.shape() == p.shape(),
-               "{}: state '{}' of parameter '{}' has shape {}, but the parameter has shape {}",
-               path, slot, param_name, t.shape_str(), p.shape_str());
+    const Shape want = state_shape(slot, p);
+    HEED_CHECK(t.shape() == want,
+               "{}: state '{}' of parameter '{}' has shape {}, but {} keeps it as {} for a "
+               "parameter of shape {}",
+               path, slot, param_name, t.shape_str(), name(), shape_str(want), p.shape_str());
     HEED_CHECK(is_floating(t.dtype()), "{}: state '{}' of parameter '{}' is {}", path, slot,
                param_name, t.dtype());
     s.tensors[slot] = t.dtype() == p.dtype() ? t : t.to(p.dtype());
@@ -282,16 +288,16 @@ void Optimizer::check_state_complete(const std::vector<ParamGroup>& groups,
                                      const std::vector<std::vector<ParamState>>& state,
                                      const std::string& path) const {
   for (size_t g = 0; g < groups.size(); ++g) {
-    std::vector<std::string> want = state_names(groups[g]);
-    std::sort(want.begin(), want.end());
     for (size_t i = 0; i < groups[g].params.size(); ++i) {
       const ParamState& s = state[g][i];
-      const std::string& n = groups[g].params[i].first;
+      const auto& [n, param] = groups[g].params[i];
       if (s.step == 0) {
         HEED_CHECK(s.tensors.empty(), "{}: parameter '{}' has state tensors but no step count",
                    path, n);
         continue;
       }
+      std::vector<std::string> want = state_names(groups[g], param);
+      std::sort(want.begin(), want.end());
       std::vector<std::string> have;
       for (const auto& [slot, t] : s.tensors) have.push_back(slot);
       HEED_CHECK(have == want, "{}: parameter '{}' has state [{}], {} expects [{}]", path, n,

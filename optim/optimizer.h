@@ -99,8 +99,8 @@ class Optimizer {
   void set_state(const std::string& param_name, ParamState state);
 
   // Writes the state to a safetensors file: each state tensor as "<param name>.<slot>"
-  // (same dtype and shape as the parameter), each step count as "<param name>.step" (I64
-  // scalar), and in the metadata the optimizer's name and the groups' hyper-parameters and
+  // (the parameter's dtype; its shape, or state_shape's), each step count as "<param name>.step"
+  // (I64 scalar), and in the metadata the optimizer's name and the groups' hyper-parameters and
   // parameter names (JSON).
   void save_state(const std::string& path) const;
   // Reads a file written by save_state for the same parameters: same optimizer, same groups
@@ -116,8 +116,12 @@ class Optimizer {
 
   // Throws if a group's hyper-parameters are out of range (`where` names the group).
   virtual void check_hyper_parameters(const ParamGroup& group, const std::string& where) const = 0;
-  // The state tensors a parameter of `group` has after its first update.
-  virtual std::vector<std::string> state_names(const ParamGroup& group) const = 0;
+  // The state tensors `param` of `group` has after its first update.
+  virtual std::vector<std::string> state_names(const ParamGroup& group,
+                                               const Tensor& param) const = 0;
+  // The shape of state `slot` of `param`: the parameter's own unless an optimizer keeps less
+  // (Adafactor's factored second moments).
+  virtual Shape state_shape(const std::string& slot, const Tensor& param) const;
   // One update of `param` (contiguous) with its gradient `grad` times `grad_scale`
   // (contiguous, same dtype and shape). `state.step` is already incremented for this update.
   virtual void update(const ParamGroup& group, const Tensor& param, const Tensor& grad,

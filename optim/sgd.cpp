@@ -79,7 +79,7 @@ void SGD::check_hyper_parameters(const ParamGroup& group, const std::string& whe
              "SGD {}: nesterov momentum requires momentum > 0 and dampening 0", where);
 }
 
-std::vector<std::string> SGD::state_names(const ParamGroup& group) const {
+std::vector<std::string> SGD::state_names(const ParamGroup& group, const Tensor& /*param*/) const {
   if (group.option("momentum") != 0.0) return {"momentum_buffer"};
   return {};
 }

@@ -30,7 +30,7 @@ class SGD : public Optimizer {
 
  protected:
   void check_hyper_parameters(const ParamGroup& group, const std::string& where) const override;
-  std::vector<std::string> state_names(const ParamGroup& group) const override;
+  std::vector<std::string> state_names(const ParamGroup& group, const Tensor& param) const override;
   void update(const ParamGroup& group, const Tensor& param, const Tensor& grad, double grad_scale,
               ParamState& state) override;
 };

@@ -43,6 +43,7 @@ OUT_DIR = os.path.join(REPO, "tests", "fixtures")
 # dtypes we write are listed; their ranks follow the Rust enum order.
 _DTYPES = {  # torch dtype -> (safetensors name, rank, little-endian numpy dtype)
     torch.float32: ("F32", 12, "<f4"),
+    torch.float64: ("F64", 13, "<f8"),
     torch.int64: ("I64", 15, "<i8"),
 }
 _NUMPY_OF = {name: np_dtype for name, _, np_dtype in _DTYPES.values()}
@@ -1680,6 +1681,110 @@ def adamw_metadata():
 
 
 # ----------------------------------------------------------------------------------------
+# Adafactor
+# ----------------------------------------------------------------------------------------
+
+# Hugging Face's Adafactor (transformers.optimization.Adafactor, which is not installable
+# here) written out from its definition, step for step in the parameter's dtype.
+ADAFACTOR_CASES = {
+    # T5's recipe: relative step, parameter scale, no first moment.
+    "relative": dict(lr=None, eps=(1e-30, 1e-3), clip_threshold=1.0, decay_rate=-0.8, beta1=None,
+                     weight_decay=0.0, scale_parameter=True, relative_step=True, warmup_init=False),
+    # Fine-tuning at a fixed lr with a first moment and weight decay; gradients large enough
+    # that update clipping acts.
+    "fixed": dict(lr=1e-3, eps=(1e-30, 1e-3), clip_threshold=1.0, decay_rate=-0.8, beta1=0.9,
+                  weight_decay=0.01, scale_parameter=False, relative_step=False,
+                  warmup_init=False),
+    # Relative step with warmup_init, a tighter clip.
+    "warmup": dict(lr=None, eps=(1e-30, 1e-3), clip_threshold=0.5, decay_rate=-0.5, beta1=None,
+                   weight_decay=0.0, scale_parameter=True, relative_step=True, warmup_init=True),
+}
+ADAFACTOR_SHAPES = {"matrix": (4, 6), "stack": (2, 3, 5), "vector": (7,)}
+
+
+def adafactor_step(p, grad, state, h):
+    """One update of p (in place), Hugging Face's Adafactor.step for one parameter."""
+    factored = grad.dim() >= 2
+    if not state:
+        state["step"] = 0
+        if h["beta1"] is not None:
+            state["exp_avg"] = torch.zeros_like(grad)
+        if factored:
+            state["exp_avg_sq_row"] = torch.zeros(grad.shape[:-1], dtype=grad.dtype)
+            state["exp_avg_sq_col"] = torch.zeros(grad.shape[:-2] + grad.shape[-1:],
+                                                  dtype=grad.dtype)
+        else:
+            state["exp_avg_sq"] = torch.zeros_like(grad)
+    state["step"] += 1
+    t = state["step"]
+    rms = p.norm(2) / (p.numel() ** 0.5)
+    step = h["lr"]
+    if h["relative_step"]:
+        min_step = 1e-6 * t if h["warmup_init"] else 1e-2
+        step = min(min_step, 1.0 / math.sqrt(t))
+    if h["scale_parameter"]:
+        step = max(h["eps"][1], rms.item()) * step
+    beta2t = 1.0 - math.pow(t, h["decay_rate"])
+    update = grad ** 2 + h["eps"][0]
+    if factored:
+        row, col = state["exp_avg_sq_row"], state["exp_avg_sq_col"]
+        row.mul_(beta2t).add_(update.mean(dim=-1), alpha=1.0 - beta2t)
+        col.mul_(beta2t).add_(update.mean(dim=-2), alpha=1.0 - beta2t)
+        r_factor = (row / row.mean(dim=-1, keepdim=True)).rsqrt().unsqueeze(-1)
+        c_factor = col.unsqueeze(-2).rsqrt()
+        update = torch.mul(r_factor, c_factor).mul_(grad)
+    else:
+        v = state["exp_avg_sq"]
+        v.mul_(beta2t).add_(update, alpha=1.0 - beta2t)
+        update = v.rsqrt().mul_(grad)
+    update_rms = update.norm(2) / (update.numel() ** 0.5)
+    update.div_((update_rms / h["clip_threshold"]).clamp_(min=1.0))
+    update.mul_(step)
+    if h["beta1"] is not None:
+        state["exp_avg"].mul_(h["beta1"]).add_(update, alpha=1 - h["beta1"])
+        update = state["exp_avg"]
+    if h["weight_decay"] != 0:
+        p.add_(p, alpha=-h["weight_decay"] * step)
+    p.add_(-update)
+
+
+def adafactor_tensors():
+    """Three Adafactor steps per case and shape, in float32 and float64, with gradients of
+    mixed magnitudes (the "fixed" case's large enough that update clipping acts)."""
+    gen = torch.Generator().manual_seed(SEED)
+    out = {}
+    for case, h in ADAFACTOR_CASES.items():
+        for shape_name, shape in ADAFACTOR_SHAPES.items():
+            p0 = torch.randn(shape, generator=gen, dtype=torch.float64)
+            scale = 30.0 if case == "fixed" else 1.0
+            grads = [torch.randn(shape, generator=gen, dtype=torch.float64) * scale
+                     for _ in range(3)]
+            grads[1].view(-1)[0] = 0.0
+            for dtype, tag in ((torch.float32, "f32"), (torch.float64, "f64")):
+                prefix = f"{case}.{shape_name}.{tag}"
+                p = p0.to(dtype).clone()
+                state = {}
+                out[f"{prefix}.param.0"] = p.clone()
+                for step, g in enumerate(grads, start=1):
+                    g = g.to(dtype)
+                    out[f"{prefix}.grad.{step - 1}"] = g.clone()
+                    adafactor_step(p, g, state, h)
+                    out[f"{prefix}.param.{step}"] = p.clone()
+                    for slot in ("exp_avg", "exp_avg_sq", "exp_avg_sq_row", "exp_avg_sq_col"):
+                        if slot in state:
+                            out[f"{prefix}.{slot}.{step}"] = state[slot].clone()
+    return out
+
+
+def adafactor_metadata():
+    meta = {"format": "pt", "steps": "3", "optimizer": "transformers.optimization.Adafactor",
+            "torch_version": torch.__version__.split("+")[0]}
+    for case, h in ADAFACTOR_CASES.items():
+        meta[case] = json.dumps(h)
+    return meta
+
+
+# ----------------------------------------------------------------------------------------
 # Self-checks
 # ----------------------------------------------------------------------------------------
 
@@ -1937,6 +2042,31 @@ def check_adamw(tensors):
     print(f"  AdamW fixture matches the written-out update rule (max diff {worst:.1e})")
 
 
+def check_adafactor(tensors):
+    """The float32 runs against the float64 ones, and the factored second moment against the
+    full one it approximates where that is exact: for a rank-1 g^2 (g = a b^T) the factored
+    estimate R C / sum(R) equals the unfactored mean of g^2 + eps1 entry by entry."""
+    worst = 0.0
+    for case in ADAFACTOR_CASES:
+        for shape_name in ADAFACTOR_SHAPES:
+            for t in range(1, 4):
+                a = tensors[f"{case}.{shape_name}.f32.param.{t}"].double()
+                b = tensors[f"{case}.{shape_name}.f64.param.{t}"]
+                diff = ((a - b).abs() / b.abs().clamp(min=1e-3)).max().item()
+                worst = max(worst, diff)
+                check(diff < 1e-5, f"Adafactor {case} {shape_name} step {t}: f32 vs f64 {diff}")
+    a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    b = torch.tensor([0.5, -1.0, 4.0, 2.0], dtype=torch.float64)
+    g = torch.outer(a, b)
+    factored, full = {}, {}
+    h = dict(ADAFACTOR_CASES["fixed"], clip_threshold=1e9, beta1=None, weight_decay=0.0)
+    p1, p2 = torch.zeros(3, 4, dtype=torch.float64), torch.zeros(12, dtype=torch.float64)
+    adafactor_step(p1, g, factored, h)
+    adafactor_step(p2, g.reshape(-1), full, h)
+    check(torch.allclose(p1.reshape(-1), p2, rtol=1e-12, atol=0), "Adafactor rank-1 factoring")
+    print(f"  Adafactor: f32 within {worst:.1e} of f64; rank-1 factoring exact")
+
+
 GRAD_SCALE_FLOOR = 1e-4  # gradient tolerance: 1e-3 * max(max|reference grad|, floor)
 
 
@@ -2071,7 +2201,7 @@ def self_checks():
 def main(only):
     """Writes every case and the AdamW file, or only the cases named on the command line
     (`make_fixtures.py distilbert_mlm ...`), after the self-checks."""
-    unknown = [name for name in only if name not in CASES]
+    unknown = [name for name in only if name not in CASES and name != "adafactor"]
     check(not unknown, f"unknown cases {unknown}; the cases are {list(CASES)}")
     torch.set_num_threads(1)  # one thread: reductions in a fixed order, identical bytes
     self_checks()
@@ -2091,6 +2221,16 @@ def main(only):
         check_f32_replay(name, model, loaded)
         print(f"  {os.path.relpath(path, REPO)}: {len(tensors)} tensors, "
               f"{os.path.getsize(path)} bytes, loss {tensors['output.loss'].item():.6f}")
+    if only and "adafactor" not in only:
+        return
+    tensors = adafactor_tensors()
+    check_adafactor(tensors)
+    path = os.path.join(OUT_DIR, "adafactor.safetensors")
+    save_safetensors(path, tensors, adafactor_metadata())
+    loaded, _ = load_safetensors(path)
+    check(all(torch.equal(loaded[k], tensors[k]) for k in tensors), "adafactor round trip")
+    print(f"  {os.path.relpath(path, REPO)}: {len(tensors)} tensors, "
+          f"{os.path.getsize(path)} bytes")
     if only:
         return
     tensors = adamw_tensors()

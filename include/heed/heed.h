@@ -36,6 +36,7 @@
 #include "heed/nn/pretrained_io.h"
 #include "heed/nn/transformer_layers.h"
 
+#include "heed/optim/adafactor.h"
 #include "heed/optim/adamw.h"
 #include "heed/optim/clip.h"
 #include "heed/optim/param_groups.h"

@@ -407,6 +407,15 @@ TEST_F(Config, ImpossibleValues) {
       {{"  max_seq_length: 64", "  max_seq_length: 64\n  max_train_samples: 0"},
        "17: data.max_train_samples: must be at least 1, got 0"},
       {{"  lr: 5.0e-4", "  lr: -1e-3"}, "18: optim.lr: must be > 0, got -0.001"},
+      {{"  lr: 5.0e-4", "  lr: 5.0e-4\n  name: adafactor\n  decay_rate: 0.8"},
+       "20: optim.decay_rate: must be < 0 (the second moment's decay 1 - t^decay_rate rises to "
+       "1), got 0.8"},
+      {{"  lr: 5.0e-4", "  lr: 5.0e-4\n  name: adafactor\n  beta1: 1.0"},
+       "20: optim.beta1: must be in [0, 1), got 1"},
+      {{"  lr: 5.0e-4", "  lr: 5.0e-4\n  clip_threshold: 0"},
+       "19: optim.clip_threshold: must be > 0, got 0"},
+      {{"  lr: 5.0e-4", "  lr: 5.0e-4\n  adafactor_eps: [-1.0e-30, 1.0e-3]"},
+       "19: optim.adafactor_eps: each must be >= 0, got [-1e-30, 0.001]"},
       {{"  hidden_size: 64", "  hidden_size: 64\n  hidden_dropout_prob: 1.0"},
        "5: model.hidden_dropout_prob: must be in [0, 1), got 1"},
       {{"  hidden_size: 64", "  hidden_size: 64\n  attention_probs_dropout_prob: -0.1"},
@@ -780,7 +789,7 @@ model: {arch: bert, hidden_size: 64, num_attention_heads: 2, classifier_dropout:
 init_from: {DIR}/ckpt
 tokenizer: {lowercase: false, strip_accents: true}
 data: {train: {DIR}/train.txt, labels: [ham, "not spam", "null", "a\"b", "", "x: y"]}
-optim: {name: sgd, lr: 0.1, momentum: 0.9}
+optim: {name: sgd, lr: 0.1, momentum: 0.9, decay_rate: -0.6, scale_parameter: false}
 train: {max_steps: 7, output_dir: "runs/with space", seed: 0, dtype: bf16}
 eval: {batch_size: 3}
 logging: {progress: never}
@@ -830,6 +839,8 @@ generation: {num_beams: 5}
   EXPECT_EQ(bert.classifier_dropout, 0.25);
   EXPECT_EQ(c.optim.name, OptimizerName::kSgd);
   EXPECT_DOUBLE_EQ(c.optim.momentum, 0.9);
+  EXPECT_DOUBLE_EQ(c.optim.decay_rate, -0.6);
+  EXPECT_FALSE(c.optim.scale_parameter);
   EXPECT_EQ(c.logging.progress, Progress::kNever);
   EXPECT_EQ(c.eval.batch_size, 3);
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "autograd/ops.h"
+#include "autograd/random.h"
 #include "data/batch.h"
 #include "optim/adamw.h"
 #include "train/distributed/data_parallel.h"
@@ -100,6 +101,26 @@ TEST(DataParallel, OneRankOwnsEveryParameterAndItsState) {
   shards.gather_state();
   shards.drop_others_state();
   for (const char* name : {"a", "b", "c"}) EXPECT_NE(adamw.state(name), nullptr) << name;
+}
+
+// What ranks send each other: Adafactor's factored moments are smaller than their parameter
+// and keep their own shapes.
+TEST(DataParallel, StateMessagesKeepEachStateTensorsShape) {
+  Generator gen(5);
+  optim::ParamState state;
+  state.step = 3;
+  state.tensors["exp_avg_sq_row"] = randn({4}, gen);
+  state.tensors["exp_avg_sq_col"] = randn({6}, gen);
+  const Tensor param = zeros({4, 6}, DType::f32);
+  const optim::ParamState back = unpack_state(pack_state(state), param);
+  EXPECT_EQ(back.step, 3);
+  ASSERT_EQ(back.tensors.size(), 2u);
+  for (const auto& [slot, t] : state.tensors) {
+    EXPECT_EQ(back.tensors.at(slot).shape(), t.shape()) << slot;
+    EXPECT_EQ(back.tensors.at(slot).to_vector<float>(), t.to_vector<float>()) << slot;
+  }
+  // A state larger than its parameter is a damaged message.
+  EXPECT_THROW(unpack_state(pack_state(state), zeros({3}, DType::f32)), Error);
 }
 
 }  // namespace

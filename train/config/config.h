@@ -36,7 +36,7 @@ struct TaskName {
 };
 
 enum class TokenizerType { kWordPiece, kBpe, kSentencePiece, kChar };
-enum class OptimizerName { kAdamW, kSgd };
+enum class OptimizerName { kAdamW, kSgd, kAdafactor };
 enum class ScheduleName { kConstant, kLinear, kCosine };
 enum class Resume { kNever, kAuto };
 enum class Progress { kAuto, kAlways, kNever };
@@ -100,6 +100,12 @@ struct OptimConfig {
   double eps = 1e-8;                        // adamw
   double weight_decay = 0.0;
   double momentum = 0.0;  // sgd
+  // adafactor (optim/adafactor.h), Hugging Face's names and defaults, at the scheduled lr
+  bool scale_parameter = true;
+  double clip_threshold = 1.0;
+  double decay_rate = -0.8;
+  double beta1 = 0.0;                                // 0: no first moment
+  std::array<double, 2> adafactor_eps{1e-30, 1e-3};  // added to g^2; the least scale
 };
 
 struct ScheduleConfig {

@@ -35,7 +35,7 @@ HEED_ENUM_INFO(TokenizerType, "tokenizer type", {TokenizerType::kWordPiece, "wor
                {TokenizerType::kBpe, "bpe"}, {TokenizerType::kSentencePiece, "sentencepiece"},
                {TokenizerType::kChar, "char"})
 HEED_ENUM_INFO(OptimizerName, "optimizer", {OptimizerName::kAdamW, "adamw"},
-               {OptimizerName::kSgd, "sgd"})
+               {OptimizerName::kSgd, "sgd"}, {OptimizerName::kAdafactor, "adafactor"})
 HEED_ENUM_INFO(ScheduleName, "schedule", {ScheduleName::kConstant, "constant"},
                {ScheduleName::kLinear, "linear"}, {ScheduleName::kCosine, "cosine"})
 HEED_ENUM_INFO(Resume, "resume mode", {Resume::kNever, "never"}, {Resume::kAuto, "auto"})

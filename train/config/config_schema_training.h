@@ -11,8 +11,10 @@ void visit_training_sections(V& v, C& c) {
   v.section("optim", [&] {
     auto& o = c.optim;
     v.field("name", o.name,
-            {.doc = "`adamw` (PyTorch's AdamW; no decay on biases and LayerNorm weights) or `sgd` "
-                    "(with momentum).",
+            {.doc = "`adamw` (PyTorch's AdamW; no decay on biases and LayerNorm weights), `sgd` "
+                    "(with momentum) or `adafactor` (Hugging Face's Adafactor at the scheduled "
+                    "`lr`, T5's optimizer: factored second moments, update clipping; T5's relative "
+                    "step for its first 10,000 steps is `lr: 0.01`, `schedule.name: constant`).",
              .resume = OnResume::kFixed});
     v.field("lr", o.lr,
             {.doc = "Peak learning rate (after warmup); > 0.",
@@ -34,6 +36,26 @@ void visit_training_sections(V& v, C& c) {
             {.doc = "sgd: momentum, in [0, 1).",
              .resume = OnResume::kFixed,
              .rule = rule::UnitInterval{}});
+    v.field("scale_parameter", o.scale_parameter,
+            {.doc = "adafactor: multiply each weight's step by its root mean square (at least "
+                    "`adafactor_eps[1]`), so that it moves by a share of its own scale.",
+             .resume = OnResume::kFixed});
+    v.field("clip_threshold", o.clip_threshold,
+            {.doc = "adafactor: scale each weight's update down to this root mean square; > 0.",
+             .resume = OnResume::kFixed,
+             .rule = rule::Positive{}});
+    v.field("decay_rate", o.decay_rate,
+            {.doc = "adafactor: the second moment's decay at update t is 1 - t^decay_rate; < 0.",
+             .resume = OnResume::kFixed});
+    v.field("beta1", o.beta1,
+            {.doc = "adafactor: first-moment decay in [0, 1); 0 keeps no first moment (Hugging "
+                    "Face's `beta1=None`).",
+             .resume = OnResume::kFixed,
+             .rule = rule::UnitInterval{}});
+    v.field("adafactor_eps", o.adafactor_eps,
+            {.doc = "adafactor: Hugging Face's `eps` pair: added to the squared gradient, and the "
+                    "least weight scale `scale_parameter` uses; each ≥ 0.",
+             .resume = OnResume::kFixed});
   });
   v.section("schedule", [&] {
     v.field(

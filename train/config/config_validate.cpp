@@ -171,6 +171,13 @@ void check_training(Checker& c, const RunConfig& config) {
 
   c.check(config.eval.every_steps == 0 || config.data.valid, "eval.every_steps",
           "evaluating every {} steps needs data.valid", config.eval.every_steps);
+
+  const OptimConfig& o = config.optim;
+  c.check(o.decay_rate < 0, "optim.decay_rate",
+          "must be < 0 (the second moment's decay 1 - t^decay_rate rises to 1), got {}",
+          o.decay_rate);
+  c.check(o.adafactor_eps[0] >= 0 && o.adafactor_eps[1] >= 0, "optim.adafactor_eps",
+          "each must be >= 0, got [{}, {}]", o.adafactor_eps[0], o.adafactor_eps[1]);
 }
 
 // The metric's name is checked by load_run_config (train/tasks/), after the files exist.

@@ -19,11 +19,12 @@ std::string pack_state(const optim::ParamState& state) {
   for (const auto& [name, t] : state.tensors) {
     HEED_CHECK(t.dtype() == DType::f32 && t.is_contiguous(),
                "ZeRO-1 shards f32 optimizer state, '{}' is {}", name, dtype_name(t.dtype()));
-    const int64_t length = static_cast<int64_t>(name.size()), numel = t.numel();
+    const int64_t length = static_cast<int64_t>(name.size()), dims = t.dim();
     put(&length, sizeof length);
     put(name.data(), name.size());
-    put(&numel, sizeof numel);
-    put(t.data<float>(), static_cast<size_t>(numel) * sizeof(float));
+    put(&dims, sizeof dims);
+    put(t.shape().data(), t.shape().size() * sizeof(int64_t));
+    put(t.data<float>(), static_cast<size_t>(t.numel()) * sizeof(float));
   }
   return out;
 }
@@ -40,14 +41,27 @@ optim::ParamState unpack_state(const std::string& bytes, const Tensor& param) {
   get(&state.step, sizeof state.step);
   get(&count, sizeof count);
   for (int64_t k = 0; k < count; ++k) {
-    int64_t length = 0, numel = 0;
+    int64_t length = 0, dims = 0;
     get(&length, sizeof length);
+    HEED_CHECK(length >= 0 && static_cast<size_t>(length) <= bytes.size(),
+               "a damaged optimizer state message");
     std::string name(static_cast<size_t>(length), '\0');
     get(name.data(), name.size());
-    get(&numel, sizeof numel);
-    HEED_CHECK(numel == param.numel(), "state '{}' of {} elements for a parameter of {}", name,
-               numel, param.numel());
-    Tensor t = zeros(param.shape(), DType::f32);
+    get(&dims, sizeof dims);
+    HEED_CHECK(dims >= 0 && dims <= param.dim(),
+               "state '{}' of {} dimensions for a parameter of {}", name, dims, param.dim());
+    Shape shape(static_cast<size_t>(dims));
+    get(shape.data(), shape.size() * sizeof(int64_t));
+    // Optimizer state is the parameter's size or less (Adafactor's factored moments).
+    int64_t numel = 1;
+    for (int64_t d : shape) {
+      HEED_CHECK(d >= 0 && d <= param.numel(), "state '{}' of shape {} for a parameter of {}", name,
+                 shape_str(shape), param.shape_str());
+      numel *= d;
+    }
+    HEED_CHECK(numel <= param.numel(), "state '{}' of shape {} for a parameter of {}", name,
+               shape_str(shape), param.shape_str());
+    Tensor t = zeros(shape, DType::f32);
     get(t.data<float>(), static_cast<size_t>(numel) * sizeof(float));
     state.tensors.emplace(name, t);
   }

@@ -200,8 +200,11 @@ MemoryEstimate estimate_memory(const RunConfig& c, const TaskData& d,
       break;
   }
   // f32 weights, and a bf16 copy of each when the products run in bf16; the trainable ones'
-  // gradients and AdamW's two moments (SGD's one).
-  const double state = c.optim.name == OptimizerName::kAdamW ? 8 : 4;
+  // gradients and AdamW's two moments (SGD's one; Adafactor's first moment if it keeps one, its
+  // factored second moments next to nothing).
+  double state = 4;
+  if (c.optim.name == OptimizerName::kAdamW) state = 8;
+  if (c.optim.name == OptimizerName::kAdafactor) state = c.optim.beta1 > 0 ? 4 : 0;
   const double copy = bf16_products ? 2 : 0;
   const double trained = trainable.value_or(s.parameters);
   return {.parameters = s.parameters,

@@ -8,6 +8,7 @@
 
 #include "autograd/ops.h"
 #include "nn/lora.h"
+#include "optim/adafactor.h"
 #include "optim/adamw.h"
 #include "optim/clip.h"
 #include "optim/param_groups.h"
@@ -117,6 +118,18 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const OptimConfig& c, const nn:
                                                               .beta2 = c.betas[1],
                                                               .eps = c.eps,
                                                               .weight_decay = c.weight_decay});
+  }
+  if (c.name == OptimizerName::kAdafactor) {
+    return std::make_unique<optim::Adafactor>(
+        groups, optim::AdafactorOptions{.lr = c.lr,
+                                        .eps1 = c.adafactor_eps[0],
+                                        .eps2 = c.adafactor_eps[1],
+                                        .clip_threshold = c.clip_threshold,
+                                        .decay_rate = c.decay_rate,
+                                        .beta1 = c.beta1,
+                                        .weight_decay = c.weight_decay,
+                                        .scale_parameter = c.scale_parameter,
+                                        .relative_step = false});
   }
   return std::make_unique<optim::SGD>(
       groups,
