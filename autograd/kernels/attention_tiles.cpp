@@ -1,0 +1,110 @@
+// tile_product: C (+)= A . B over tiles, in blocks of up to 4 rows by 64 columns held in
+// registers (16 AVX-512 vectors of sums, 4 of B's row), each A element broadcast once per block
+// row. Written with GCC's vector types rather than left to the auto-vectoriser: the block has to
+// stay in registers, which a plain loop nest does not promise. Built for AVX-512 and for the
+// baseline, picked at load time as kernels/wide_loops.cpp's loops are.
+#include "autograd/kernels/attention_tiles.h"
+
+#include <cstring>
+
+#define HEED_WIDE [[gnu::target_clones("arch=x86-64-v4", "default")]]
+
+namespace heed::kernels {
+namespace {
+
+// Sixteen floats: one AVX-512 register (two AVX2 ones in the baseline build). The helpers that
+// pass them by value are always inlined, so GCC's note that such an argument's ABI differs
+// without AVX-512 (-Wpsabi) concerns no call that exists.
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float Lanes __attribute__((vector_size(64)));
+
+[[gnu::always_inline]] inline Lanes load(const float* p) {
+  Lanes v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+[[gnu::always_inline]] inline void store(float* p, Lanes v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Rows [0, R) by vectors [0, V) of C.
+template <int R, int V>
+[[gnu::always_inline]] inline void block(int64_t K, const float* a, int64_t a_m, int64_t a_k,
+                                         const float* b, int64_t ldb, float* c, int64_t ldc,
+                                         bool accumulate) {
+  Lanes sums[R][V];
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) sums[r][v] = accumulate ? load(c + r * ldc + 16 * v) : Lanes{};
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    Lanes row[V];
+    for (int v = 0; v < V; ++v) row[v] = load(b + k * ldb + 16 * v);
+    for (int r = 0; r < R; ++r) {
+      const float x = a[r * a_m + k * a_k];
+      for (int v = 0; v < V; ++v) sums[r][v] += x * row[v];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) store(c + r * ldc + 16 * v, sums[r][v]);
+  }
+}
+
+template <int R>
+[[gnu::always_inline]] inline void rows_block(int64_t vectors, int64_t K, const float* a,
+                                              int64_t a_m, int64_t a_k, const float* b,
+                                              int64_t ldb, float* c, int64_t ldc,
+                                              bool accumulate) {
+  switch (vectors) {
+    case 1:
+      return block<R, 1>(K, a, a_m, a_k, b, ldb, c, ldc, accumulate);
+    case 2:
+      return block<R, 2>(K, a, a_m, a_k, b, ldb, c, ldc, accumulate);
+    case 3:
+      return block<R, 3>(K, a, a_m, a_k, b, ldb, c, ldc, accumulate);
+    default:
+      return block<R, 4>(K, a, a_m, a_k, b, ldb, c, ldc, accumulate);
+  }
+}
+
+}  // namespace
+
+HEED_WIDE void tile_product(int64_t M, int64_t N, int64_t K, const float* a, int64_t a_m,
+                            int64_t a_k, const float* b, int64_t ldb, float* c, int64_t ldc,
+                            bool accumulate) {
+  for (int64_t n0 = 0; n0 < N; n0 += 64) {
+    const int64_t vectors = (N - n0 < 64 ? N - n0 : 64) / 16;
+    for (int64_t m0 = 0; m0 < M; m0 += 4) {
+      const float* am = a + m0 * a_m;
+      float* cm = c + m0 * ldc + n0;
+      switch (M - m0 < 4 ? M - m0 : 4) {
+        case 1:
+          rows_block<1>(vectors, K, am, a_m, a_k, b + n0, ldb, cm, ldc, accumulate);
+          break;
+        case 2:
+          rows_block<2>(vectors, K, am, a_m, a_k, b + n0, ldb, cm, ldc, accumulate);
+          break;
+        case 3:
+          rows_block<3>(vectors, K, am, a_m, a_k, b + n0, ldb, cm, ldc, accumulate);
+          break;
+        default:
+          rows_block<4>(vectors, K, am, a_m, a_k, b + n0, ldb, cm, ldc, accumulate);
+      }
+    }
+  }
+}
+
+void tile_product(int64_t M, int64_t N, int64_t K, const double* a, int64_t a_m, int64_t a_k,
+                  const double* b, int64_t ldb, double* c, int64_t ldc, bool accumulate) {
+  for (int64_t m = 0; m < M; ++m) {
+    double* cm = c + m * ldc;
+    if (!accumulate) {
+      for (int64_t n = 0; n < N; ++n) cm[n] = 0.0;
+    }
+    for (int64_t k = 0; k < K; ++k) {
+      const double x = a[m * a_m + k * a_k];
+      for (int64_t n = 0; n < N; ++n) cm[n] += x * b[k * ldb + n];
+    }
+  }
+}
+
+}  // namespace heed::kernels
