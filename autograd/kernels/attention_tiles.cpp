@@ -5,7 +5,14 @@
 // baseline, picked at load time as kernels/wide_loops.cpp's loops are.
 #include "autograd/kernels/attention_tiles.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
+#include <limits>
+
+#include "autograd/kernels/fast_math.h"
+#include "autograd/kernels/row_reduce.h"
+#include "base/dtype.h"
 
 #define HEED_WIDE [[gnu::target_clones("arch=x86-64-v4", "default")]]
 
@@ -66,7 +73,82 @@ template <int R>
   }
 }
 
+template <typename T>
+[[gnu::always_inline]] inline T score_row_loop(T* __restrict row, int64_t n,
+                                               const T* __restrict bias,
+                                               const uint8_t* __restrict keep, T scale,
+                                               int64_t visible) {
+  constexpr T neg_inf = -std::numeric_limits<T>::infinity();
+  if (bias) {
+    for (int64_t c = 0; c < n; ++c) row[c] = (row[c] + bias[c]) * scale;
+  } else {
+    for (int64_t c = 0; c < n; ++c) row[c] *= scale;
+  }
+  if (keep) {
+    for (int64_t c = 0; c < n; ++c) row[c] = keep[c] ? row[c] : neg_inf;
+  }
+  for (int64_t c = std::max<int64_t>(visible, 0); c < n; ++c) row[c] = neg_inf;
+  return rows::max(static_cast<const T*>(row), n, neg_inf);
+}
+
+template <typename T>
+[[gnu::always_inline]] inline T exp_row_loop(T* row, int64_t n, T m) {
+  for (int64_t c = 0; c < n; ++c) row[c] = fast::exp_nonpositive<T>(row[c] - m);
+  return rows::sum(static_cast<const T*>(row), n);
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void gradient_row_loop(T* __restrict p, T* __restrict ds,
+                                                     const T* __restrict z, int64_t n, T lse,
+                                                     T delta, T scale,
+                                                     double* __restrict bias_sums) {
+  // score <= lse in exact arithmetic; the min keeps exp_nonpositive in its domain.
+  for (int64_t c = 0; c < n; ++c) p[c] = fast::exp_nonpositive<T>(std::min(p[c] - lse, T(0)));
+  if (z) {
+    for (int64_t c = 0; c < n; ++c) {
+      ds[c] = scale * p[c] * (ds[c] * z[c] - delta);
+      p[c] *= z[c];
+    }
+  } else {
+    for (int64_t c = 0; c < n; ++c) ds[c] = scale * p[c] * (ds[c] - delta);
+  }
+  if (bias_sums) {
+    for (int64_t c = 0; c < n; ++c) bias_sums[c] += ds[c];
+  }
+}
+
 }  // namespace
+
+HEED_WIDE float score_row(float* row, int64_t n, const float* bias, const uint8_t* keep,
+                          float scale, int64_t visible) {
+  return score_row_loop(row, n, bias, keep, scale, visible);
+}
+double score_row(double* row, int64_t n, const double* bias, const uint8_t* keep, double scale,
+                 int64_t visible) {
+  return score_row_loop(row, n, bias, keep, scale, visible);
+}
+
+HEED_WIDE float exp_row(float* row, int64_t n, float m) {
+  return exp_row_loop(row, n, m);
+}
+double exp_row(double* row, int64_t n, double m) {
+  return exp_row_loop(row, n, m);
+}
+
+HEED_WIDE void gradient_row(float* p, float* ds, const float* z, int64_t n, float lse,
+                            float delta, float scale, double* bias_sums) {
+  gradient_row_loop(p, ds, z, n, lse, delta, scale, bias_sums);
+}
+void gradient_row(double* p, double* ds, const double* z, int64_t n, double lse, double delta,
+                  double scale, double* bias_sums) {
+  gradient_row_loop(p, ds, z, n, lse, delta, scale, bias_sums);
+}
+
+HEED_WIDE void round_row_to_bf16(float* x, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) {
+    x[c] = std::bit_cast<float>(static_cast<uint32_t>(bf16_bits_of(x[c])) << 16);
+  }
+}
 
 HEED_WIDE void tile_product(int64_t M, int64_t N, int64_t K, const float* a, int64_t a_m,
                             int64_t a_k, const float* b, int64_t ldb, float* c, int64_t ldc,

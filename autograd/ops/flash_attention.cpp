@@ -103,25 +103,12 @@ struct Problem {
   int64_t key_limit(int64_t i) const { return causal ? std::min(tk, i + tk - tq + 1) : tk; }
 
   // The scores of query i of head (b, h) against keys [j0, j0 + n), from their products
-  // q . k in row[0, n): (x + bias) * scale, -inf where masked. Returns their maximum. Forward
-  // and backward both score through this, so backward's scores are forward's bits.
+  // q . k in row[0, n), masked: kernels::score_row. Returns their maximum. Forward and backward
+  // both score through this, so backward's scores are forward's bits.
   T score_row(int64_t b, int64_t h, int64_t i, int64_t j0, int64_t n, T* row) const {
-    constexpr T neg_inf = -std::numeric_limits<T>::infinity();
-    if (bias) {
-      const T* bias_row = bias + h * (tq + tk - 1) + (j0 - i + tq - 1);
-      for (int64_t c = 0; c < n; ++c) row[c] = (row[c] + bias_row[c]) * scale;
-    } else {
-      for (int64_t c = 0; c < n; ++c) row[c] = row[c] * scale;
-    }
-    if (keep) {
-      const uint8_t* kept = keep + b * keep_batch_stride + j0;
-      for (int64_t c = 0; c < n; ++c) row[c] = kept[c] ? row[c] : neg_inf;
-    }
-    const int64_t visible = std::clamp<int64_t>(key_limit(i) - j0, 0, n);
-    for (int64_t c = visible; c < n; ++c) row[c] = neg_inf;
-    T m = neg_inf;
-    for (int64_t c = 0; c < n; ++c) m = std::max(m, row[c]);
-    return m;
+    return kernels::score_row(row, n, bias ? bias + h * (tq + tk - 1) + (j0 - i + tq - 1) : nullptr,
+                              keep ? keep + b * keep_batch_stride + j0 : nullptr, scale,
+                              key_limit(i) - j0);
   }
 
   // z[c] = 1 / (1 - p) where element (query i, key j0 + c) is kept, 0 where it is dropped.
@@ -212,11 +199,7 @@ void forward_tile(const Problem<T>& pb, int64_t b, int64_t h, int64_t i0, int64_
         std::fill(row, row + bc, T(0));
         continue;
       }
-      T sum = 0;
-      for (int64_t c = 0; c < bc; ++c) {
-        row[c] = fast::exp_nonpositive<T>(row[c] - m_new);
-        sum += row[c];
-      }
+      const T sum = kernels::exp_row(row, bc, m_new);
       const T alpha = fast::exp_nonpositive<T>(m[r] - m_new);  // 0 from -inf
       l[r] = l[r] * alpha + sum;
       m[r] = m_new;
@@ -228,8 +211,8 @@ void forward_tile(const Problem<T>& pb, int64_t b, int64_t h, int64_t i0, int64_
         pb.dropout_factors(b, h, i0 + r, j0, bc, draws, z);
         for (int64_t c = 0; c < bc; ++c) row[c] *= z[c];
       }
-      if (pb.round) {
-        for (int64_t c = 0; c < bc; ++c) row[c] = operand(row[c], true);
+      if constexpr (std::is_same_v<T, float>) {
+        if (pb.round) kernels::round_row_to_bf16(row, bc);
       }
     }
     tile_product(br, dp, bc, s, bcp, 1, v, dp, acc, dp, true);
@@ -308,29 +291,14 @@ void backward_head(const Problem<T>& pb, int64_t b, int64_t h, const Heads<const
         T* pr = p + r * bcp;
         T* dr = ds + r * bcp;
         pb.score_row(b, h, i, j0, bc, pr);
-        // score <= lse in exact arithmetic; the min guards exp_nonpositive's domain.
-        for (int64_t c = 0; c < bc; ++c) {
-          pr[c] = fast::exp_nonpositive<T>(std::min(pr[c] - lse[i], T(0)));
-        }
-        if (pb.dropout) {
-          pb.dropout_factors(b, h, i, j0, bc, draws, z);
-          // dS = P * (dP - D) with dP = dP~ * z for the dropped probabilities P * z.
-          for (int64_t c = 0; c < bc; ++c) {
-            dr[c] = scale * pr[c] * (dr[c] * z[c] - delta[i]);
-            pr[c] *= z[c];
-          }
-        } else {
-          for (int64_t c = 0; c < bc; ++c) dr[c] = scale * pr[c] * (dr[c] - delta[i]);
-        }
-        if (g_bias) {
-          // The bias joins the products before the scale: its gradient is dS summed per diagonal.
-          double* diagonal = g_bias + (j0 - i + tq - 1);
-          for (int64_t c = 0; c < bc; ++c) diagonal[c] += dr[c];
-        }
-        if (pb.round) {
-          for (int64_t c = 0; c < bc; ++c) {
-            pr[c] = operand(pr[c], true);
-            dr[c] = operand(dr[c], true);
+        if (pb.dropout) pb.dropout_factors(b, h, i, j0, bc, draws, z);
+        // The bias joins the products before the scale: its gradient is dS summed per diagonal.
+        kernels::gradient_row(pr, dr, pb.dropout ? z : nullptr, bc, lse[i], delta[i], scale,
+                              g_bias ? g_bias + (j0 - i + tq - 1) : nullptr);
+        if constexpr (std::is_same_v<T, float>) {
+          if (pb.round) {
+            kernels::round_row_to_bf16(pr, bc);
+            kernels::round_row_to_bf16(dr, bc);
           }
         }
       }
