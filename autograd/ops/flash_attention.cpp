@@ -160,25 +160,32 @@ T* scratch(std::vector<T>& buffer, size_t n) {
   return buffer.data();
 }
 
+// A head's keys transposed, [d, tkp] (tkp: Tk padded to the lanes), and its values [Tk, dp],
+// packed once for all its query tiles (rounded for bf16 products): transposing a key tile for
+// every query tile cost as much as a third of the tile's products.
+template <typename T>
+struct PackedHead {
+  const T* keys_t;
+  const T* values;
+  int64_t tkp;
+};
+
 // Forward over query rows [i0, i1) of head (b, h): out rows and their log-sum-exp (+inf for a
 // query that sees no key, so that backward's exp(score - lse) is 0 there).
 template <typename T>
 void forward_tile(const Problem<T>& pb, int64_t b, int64_t h, int64_t i0, int64_t i1,
-                  const Heads<T>& out, T* lse) {
+                  const PackedHead<T>& packed, const Heads<T>& out, T* lse) {
   constexpr T neg_inf = -std::numeric_limits<T>::infinity();
   const int64_t br = i1 - i0, d = pb.d, dp = pb.dp;
   thread_local std::vector<T> buffer;
   thread_local std::vector<uint16_t> draw_buffer;
   const int64_t kp = padded_to_lanes(kKeyTile);
-  T* q = scratch(buffer, static_cast<size_t>(br * dp + d * kp + br * kp + kp * dp + br * dp +
-                                             2 * br + kp));
-  T* kt = q + br * dp;      // [d, kp]: the key tile transposed
-  T* s = kt + d * kp;       // [br, kp]: scores, then probabilities
-  T* v = s + br * kp;       // [kp, dp]: the value tile
-  T* acc = v + kp * dp;     // [br, dp]: the running sum of p . v
-  T* m = acc + br * dp;     // running maximum per row
-  T* l = m + br;            // running sum per row
-  T* z = l + br;            // dropout factors of a row
+  T* q = scratch(buffer, static_cast<size_t>(br * dp + br * kp + br * dp + 2 * br + kp));
+  T* s = q + br * dp;     // [br, kp]: scores, then probabilities
+  T* acc = s + br * kp;   // [br, dp]: the running sum of p . v
+  T* m = acc + br * dp;   // running maximum per row
+  T* l = m + br;          // running sum per row
+  T* z = l + br;          // dropout factors of a row
   uint16_t* draws = pb.dropout ? scratch(draw_buffer, kMaxDropoutDraws) : nullptr;
   pb.pack_rows(pb.q, b, h, i0, br, q);
   std::fill(acc, acc + br * dp, T(0));
@@ -188,9 +195,7 @@ void forward_tile(const Problem<T>& pb, int64_t b, int64_t h, int64_t i0, int64_
   const int64_t key_end = pb.key_limit(i1 - 1);
   for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
     const int64_t bc = std::min(kKeyTile, key_end - j0), bcp = padded_to_lanes(bc);
-    pb.pack_columns(pb.k, b, h, j0, bc, bcp, kt);
-    tile_product(br, bcp, d, q, dp, 1, kt, bcp, s, bcp, false);
-    pb.pack_rows(pb.v, b, h, j0, bc, v);
+    tile_product(br, bcp, d, q, dp, 1, packed.keys_t + j0, packed.tkp, s, bcp, false);
     for (int64_t r = 0; r < br; ++r) {
       T* row = s + r * bcp;
       const T tile_max = pb.score_row(b, h, i0 + r, j0, bc, row);
@@ -215,7 +220,7 @@ void forward_tile(const Problem<T>& pb, int64_t b, int64_t h, int64_t i0, int64_
         if (pb.round) kernels::round_row_to_bf16(row, bc);
       }
     }
-    tile_product(br, dp, bc, s, bcp, 1, v, dp, acc, dp, true);
+    tile_product(br, dp, bc, s, bcp, 1, packed.values + j0 * dp, dp, acc, dp, true);
   }
   for (int64_t r = 0; r < br; ++r) {
     T* o = out.row(b, h, i0 + r);
@@ -420,11 +425,20 @@ Tensor flash_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_i
                                           offset, counter_rows, round);
     const Heads<T> o_heads = heads_of<T>(out);
     T* lse_data = lse.data<T>();
+    const int64_t tkp = padded_to_lanes(tk), dp = pb.dp;
+    const Tensor keys_t = Tensor::empty({B * heads, d, tkp}, q.dtype());
+    const Tensor values = Tensor::empty({B * heads, tk, dp}, q.dtype());
+    parallel_for(B * heads, tk * d * 2, [&](int64_t bh) {
+      pb.pack_columns(pb.k, bh / heads, bh % heads, 0, tk, tkp, keys_t.data<T>() + bh * d * tkp);
+      pb.pack_rows(pb.v, bh / heads, bh % heads, 0, tk, values.data<T>() + bh * tk * dp);
+    });
     const int64_t tiles = (tq + kQueryTile - 1) / kQueryTile;
     parallel_for(B * heads * tiles, kQueryTile * tk * d * 4, [&](int64_t task) {
       const int64_t bh = task / tiles, i0 = (task % tiles) * kQueryTile;
-      forward_tile(pb, bh / heads, bh % heads, i0, std::min(tq, i0 + kQueryTile), o_heads,
-                   lse_data + bh * tq);
+      const PackedHead<T> packed{keys_t.data<T>() + bh * d * tkp,
+                                 values.data<T>() + bh * tk * dp, tkp};
+      forward_tile(pb, bh / heads, bh % heads, i0, std::min(tq, i0 + kQueryTile), packed,
+                   o_heads, lse_data + bh * tq);
     });
   });
   const bool biased = bias.defined();
