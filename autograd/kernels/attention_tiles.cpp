@@ -117,7 +117,28 @@ template <typename T>
   }
 }
 
+template <typename T>
+[[gnu::always_inline]] inline void dropout_factors_loop(const uint16_t* __restrict draws,
+                                                        int64_t n, uint32_t threshold, T inv_keep,
+                                                        T* __restrict z) {
+  if (threshold > UINT16_MAX) {
+    for (int64_t c = 0; c < n; ++c) z[c] = 0;
+    return;
+  }
+  const uint16_t limit = static_cast<uint16_t>(threshold);
+  for (int64_t c = 0; c < n; ++c) z[c] = draws[c] >= limit ? inv_keep : T(0);
+}
+
 }  // namespace
+
+HEED_WIDE void dropout_factors(const uint16_t* draws, int64_t n, uint32_t threshold,
+                               float inv_keep, float* z) {
+  dropout_factors_loop(draws, n, threshold, inv_keep, z);
+}
+void dropout_factors(const uint16_t* draws, int64_t n, uint32_t threshold, double inv_keep,
+                     double* z) {
+  dropout_factors_loop(draws, n, threshold, inv_keep, z);
+}
 
 HEED_WIDE float score_row(float* row, int64_t n, const float* bias, const uint8_t* keep,
                           float scale, int64_t visible) {

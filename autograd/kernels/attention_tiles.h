@@ -38,6 +38,12 @@ void gradient_row(float* p, float* ds, const float* z, int64_t n, float lse, flo
                   float scale, double* bias_sums);
 void gradient_row(double* p, double* ds, const double* z, int64_t n, double lse, double delta,
                   double scale, double* bias_sums);
+// Dropout's factors from its 16-bit draws: z[c] = draws[c] >= threshold ? inv_keep : 0 (as
+// apply_dropout_draws keeps elements; a threshold above 65,535 keeps none).
+void dropout_factors(const uint16_t* draws, int64_t n, uint32_t threshold, float inv_keep,
+                     float* z);
+void dropout_factors(const uint16_t* draws, int64_t n, uint32_t threshold, double inv_keep,
+                     double* z);
 // x[c] = bf16(x[c]) (as a value), what a bf16 product reads of x.
 void round_row_to_bf16(float* x, int64_t n);
 

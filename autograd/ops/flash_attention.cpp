@@ -119,12 +119,7 @@ struct Problem {
     for (int64_t c0 = 0; c0 < n; c0 += kMaxDropoutDraws) {
       const int64_t count = std::min(n - c0, kMaxDropoutDraws);
       dropout_draws(seed, offset, counter_row * tk + j0 + c0, count, draws);
-      if (threshold > UINT16_MAX) {  // as apply_dropout_draws: p within 2^-17 of 1 keeps none
-        for (int64_t c = 0; c < count; ++c) z[c0 + c] = 0;
-      } else {
-        const uint16_t limit = static_cast<uint16_t>(threshold);
-        for (int64_t c = 0; c < count; ++c) z[c0 + c] = draws[c] >= limit ? inv_keep : T(0);
-      }
+      kernels::dropout_factors(draws, count, threshold, inv_keep, z + c0);
     }
   }
 
