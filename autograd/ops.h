@@ -200,9 +200,10 @@ struct FlashAttentionOptions {
 // softmax((q k^T + distance bias) * scale, masked) v for q [B, h, Tq, d], k and v [B, h, Tk, d]
 // (any strides with a unit last stride: heads split from [B, T, h, d] are read where they lie)
 // -> [B, h, Tq, d], laid out as [B, Tq, h, d] so that merging the heads is a view. f32 or f64
-// (the reference path, for gradient checks); under bf16 matrix-product precision q, k, v, the
-// probabilities and backward's product operands are rounded to bf16 as the unfused path's
-// products round them, with f32 sums. A query that sees no key gets zeros.
+// (the reference path, for gradient checks); under bf16 matrix-product precision q, k, v, dO and
+// the scores' gradient are rounded to bf16 as the unfused path's products round them, with f32
+// sums (the probabilities stay f32: ops/flash_attention.cpp says why). A query that sees no key
+// gets zeros.
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
                        const FlashAttentionOptions& options = {});
 

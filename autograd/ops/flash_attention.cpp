@@ -11,7 +11,12 @@
 // (padding, causal with the queries aligned to the last keys), the same distance bias added
 // before the scale, the same dropped elements (dropout draws by the counter of element (row,
 // key) of the [B, h, Tq, Tk] probabilities, from the same reserved stream), and under bf16
-// products the same operands rounded to bf16. Sums run in another order, so the results agree
+// products q, k, v, dO and dS rounded to bf16 as the unfused products round them. The
+// probabilities alone stay f32 (the unfused path rounds them for its products): backward's
+// D = rowsum(dO * O) must be the sum over the same P that dS = P * (dP - D) multiplies, or each
+// row of dS loses its zero sum, and the error, alike in every key of a row, adds up in the query
+// and key gradients instead of averaging out (a T5 decoder's key gradient came out 1.5x as far
+// from the f32 one as the unfused path's). Sums run in another order, so the results agree
 // within rounding, not bit for bit (the dropout mask does agree bit for bit).
 //
 // Forward parallelises over (batch, head, query tile); backward over (batch, head), each task
@@ -211,9 +216,6 @@ void forward_tile(const Problem<T>& pb, int64_t b, int64_t h, int64_t i0, int64_
         pb.dropout_factors(b, h, i0 + r, j0, bc, draws, z);
         for (int64_t c = 0; c < bc; ++c) row[c] *= z[c];
       }
-      if constexpr (std::is_same_v<T, float>) {
-        if (pb.round) kernels::round_row_to_bf16(row, bc);
-      }
     }
     tile_product(br, dp, bc, s, bcp, 1, packed.values + j0 * dp, dp, acc, dp, true);
   }
@@ -296,10 +298,7 @@ void backward_head(const Problem<T>& pb, int64_t b, int64_t h, const Heads<const
         kernels::gradient_row(pr, dr, pb.dropout ? z : nullptr, bc, lse[i], delta[i], scale,
                               g_bias ? g_bias + (j0 - i + tq - 1) : nullptr);
         if constexpr (std::is_same_v<T, float>) {
-          if (pb.round) {
-            kernels::round_row_to_bf16(pr, bc);
-            kernels::round_row_to_bf16(dr, bc);
-          }
+          if (pb.round) kernels::round_row_to_bf16(dr, bc);
         }
       }
       // dV += P^T dO, dK += dS^T Q, dQ += dS K (the transposes are strides).
@@ -428,7 +427,8 @@ Tensor flash_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_i
       pb.pack_rows(pb.v, bh / heads, bh % heads, 0, tk, values.data<T>() + bh * tk * dp);
     });
     const int64_t tiles = (tq + kQueryTile - 1) / kQueryTile;
-    parallel_for(B * heads * tiles, kQueryTile * tk * d * 4, [&](int64_t task) {
+    // A task's work: its two products (4d per score) and an exp with its row passes (~32).
+    parallel_for(B * heads * tiles, kQueryTile * tk * (4 * d + 32), [&](int64_t task) {
       const int64_t bh = task / tiles, i0 = (task % tiles) * kQueryTile;
       const PackedHead<T> packed{keys_t.data<T>() + bh * d * tkp,
                                  values.data<T>() + bh * tk * dp, tkp};
@@ -483,7 +483,7 @@ std::vector<Tensor> FlashAttentionBackward::backward(const Tensor& g_in) {
     const Heads<const T> o_heads = {o.data<T>(), o.stride(0), o.stride(1), o.stride(2)};
     const Heads<const T> g_heads = {g.data<T>(), g.stride(0), g.stride(1), g.stride(2)};
     const T* lse_data = l.data<T>();
-    parallel_for(B * heads, tq * tk * d * 8, [&](int64_t bh) {
+    parallel_for(B * heads, tq * tk * (10 * d + 48), [&](int64_t bh) {
       backward_head(pb, bh / heads, bh % heads, o_heads, g_heads, lse_data + bh * tq, grads);
     });
     if (bias_gradient) {
