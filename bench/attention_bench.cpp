@@ -47,14 +47,14 @@ Timing measure(nn::AttentionKernel kernel, int64_t batch, int64_t heads, int64_t
   for (int r = 0; r <= repeats; ++r) {  // the first is warm-up
     const size_t before = allocator_stats().allocated_bytes;
     const auto t0 = Clock::now();
-    Tensor out = nn::scaled_dot_product_attention(
-        q.permute({0, 2, 1, 3}), k.permute({0, 2, 1, 3}), v.permute({0, 2, 1, 3}),
-        {.mask = mask,
-         .causal = causal,
-         .dropout_p = dropout,
-         .training = dropout > 0.0,
-         .generator = &drop,
-         .kernel = kernel});
+    Tensor out = nn::scaled_dot_product_attention(q.permute({0, 2, 1, 3}), k.permute({0, 2, 1, 3}),
+                                                  v.permute({0, 2, 1, 3}),
+                                                  {.mask = mask,
+                                                   .causal = causal,
+                                                   .dropout_p = dropout,
+                                                   .training = dropout > 0.0,
+                                                   .generator = &drop,
+                                                   .kernel = kernel});
     const auto t1 = Clock::now();
     const size_t after = allocator_stats().allocated_bytes;
     out.backward(ones(out.shape()));
@@ -104,8 +104,8 @@ int main(int argc, char** argv) {
     };
     const Timing u = run(nn::AttentionKernel::unfused, "unfused");
     const Timing f = run(nn::AttentionKernel::fused, "fused");
-    std::printf("%6ld %5ld | %8.2f %8.2f %9.1f | %8.2f %8.2f %9.1f | %.2fx\n", seq, b,
-                u.forward_ms, u.backward_ms, u.held_mb, f.forward_ms, f.backward_ms, f.held_mb,
+    std::printf("%6ld %5ld | %8.2f %8.2f %9.1f | %8.2f %8.2f %9.1f | %.2fx\n", seq, b, u.forward_ms,
+                u.backward_ms, u.held_mb, f.forward_ms, f.backward_ms, f.held_mb,
                 (u.forward_ms + u.backward_ms) / (f.forward_ms + f.backward_ms));
   }
   return 0;

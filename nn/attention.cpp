@@ -51,7 +51,7 @@ bool takes_fused_path(const Tensor& q, const Tensor& k, const ScaledDotProductOp
     return false;
   }
   return kernel == AttentionKernel::fused ||
-         fused_attention_pays(q.size(0), q.size(1), q.size(2), k.size(2), q.size(3));
+         fused_attention_pays(q.size(0), q.size(1), q.size(2), k.size(2), o.causal);
 }
 
 }  // namespace
@@ -64,11 +64,11 @@ AttentionKernel attention_kernel() {
   return chosen_kernel().load();
 }
 
-bool fused_attention_pays(int64_t batch, int64_t heads, int64_t tq, int64_t tk, int64_t d) {
-  (void)d;
-  // TODO(measure): placeholder until bench/attention_bench.cpp's numbers are in.
-  const double score_bytes = 4.0 * static_cast<double>(batch * heads) * tq * tk;
-  return tk >= 512 || score_bytes >= 256.0 * (1 << 20);
+bool fused_attention_pays(int64_t batch, int64_t heads, int64_t tq, int64_t tk, bool causal) {
+  const bool bf16 = matmul_precision() == MatmulPrecision::bf16;
+  if (causal && tk >= (bf16 ? 512 : 256)) return true;
+  const double probability_bytes = 4.0 * static_cast<double>(batch * heads) * tq * tk;
+  return probability_bytes >= 512.0 * (1 << 20);
 }
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -215,7 +215,7 @@ AttentionOutput MultiHeadAttention::fused_self_attention(const Tensor& query,
   const AttentionKernel kernel = attention_kernel();
   if (!call.need_weights && kernel != AttentionKernel::unfused &&
       (kernel == AttentionKernel::fused ||
-       fused_attention_pays(B, options.num_heads, Tq, Tq, head_dim))) {
+       fused_attention_pays(B, options.num_heads, Tq, Tq, call.causal))) {
     return full_attention(query, query, call);
   }
   const double p = is_training() ? options.dropout : 0.0;

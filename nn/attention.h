@@ -31,9 +31,12 @@ enum class AttentionKernel { automatic, fused, unfused };
 void set_attention_kernel(AttentionKernel kernel);
 AttentionKernel attention_kernel();
 
-// Whether `automatic` takes the fused path for B x heads rows of Tq queries over Tk keys of
-// head size d (measured in docs/performance.md: the fused path wins from a few hundred keys).
-bool fused_attention_pays(int64_t batch, int64_t heads, int64_t tq, int64_t tk, int64_t d);
+// Whether `automatic` takes the fused path for batch x heads rows of Tq queries over Tk keys:
+// where it is faster (causal attention from 256 keys, 512 under bf16 products, where it skips
+// the masked tiles) or where the unfused path's [B, h, Tq, Tk] probabilities would take 512 MB
+// or more (bidirectional attention is 3-12% slower fused in f32 and up to 1.5x slower under
+// bf16 products, whose unfused products run at twice the f32 rate; docs/performance.md).
+bool fused_attention_pays(int64_t batch, int64_t heads, int64_t tq, int64_t tk, bool causal);
 
 // What scaled_dot_product_attention does besides the product, by name (PyTorch's keyword
 // arguments): scaled_dot_product_attention(q, k, v, {.mask = m, .causal = true}).

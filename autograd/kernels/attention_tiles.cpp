@@ -58,9 +58,8 @@ template <int R, int V>
 
 template <int R>
 [[gnu::always_inline]] inline void rows_block(int64_t vectors, int64_t K, const float* a,
-                                              int64_t a_m, int64_t a_k, const float* b,
-                                              int64_t ldb, float* c, int64_t ldc,
-                                              bool accumulate) {
+                                              int64_t a_m, int64_t a_k, const float* b, int64_t ldb,
+                                              float* c, int64_t ldc, bool accumulate) {
   switch (vectors) {
     case 1:
       return block<R, 1>(K, a, a_m, a_k, b, ldb, c, ldc, accumulate);
@@ -118,8 +117,8 @@ template <typename T>
 }
 
 template <typename T>
-[[gnu::always_inline]] inline void dropout_factors_loop(const uint16_t* __restrict draws,
-                                                        int64_t n, uint32_t threshold, T inv_keep,
+[[gnu::always_inline]] inline void dropout_factors_loop(const uint16_t* __restrict draws, int64_t n,
+                                                        uint32_t threshold, T inv_keep,
                                                         T* __restrict z) {
   if (threshold > UINT16_MAX) {
     for (int64_t c = 0; c < n; ++c) z[c] = 0;
@@ -131,8 +130,8 @@ template <typename T>
 
 }  // namespace
 
-HEED_WIDE void dropout_factors(const uint16_t* draws, int64_t n, uint32_t threshold,
-                               float inv_keep, float* z) {
+HEED_WIDE void dropout_factors(const uint16_t* draws, int64_t n, uint32_t threshold, float inv_keep,
+                               float* z) {
   dropout_factors_loop(draws, n, threshold, inv_keep, z);
 }
 void dropout_factors(const uint16_t* draws, int64_t n, uint32_t threshold, double inv_keep,
@@ -156,8 +155,8 @@ double exp_row(double* row, int64_t n, double m) {
   return exp_row_loop(row, n, m);
 }
 
-HEED_WIDE void gradient_row(float* p, float* ds, const float* z, int64_t n, float lse,
-                            float delta, float scale, double* bias_sums) {
+HEED_WIDE void gradient_row(float* p, float* ds, const float* z, int64_t n, float lse, float delta,
+                            float scale, double* bias_sums) {
   gradient_row_loop(p, ds, z, n, lse, delta, scale, bias_sums);
 }
 void gradient_row(double* p, double* ds, const double* z, int64_t n, double lse, double delta,

@@ -181,11 +181,11 @@ void forward_tile(const Problem<T>& pb, int64_t b, int64_t h, int64_t i0, int64_
   thread_local std::vector<uint16_t> draw_buffer;
   const int64_t kp = padded_to_lanes(kKeyTile);
   T* q = scratch(buffer, static_cast<size_t>(br * dp + br * kp + br * dp + 2 * br + kp));
-  T* s = q + br * dp;     // [br, kp]: scores, then probabilities
-  T* acc = s + br * kp;   // [br, dp]: the running sum of p . v
-  T* m = acc + br * dp;   // running maximum per row
-  T* l = m + br;          // running sum per row
-  T* z = l + br;          // dropout factors of a row
+  T* s = q + br * dp;    // [br, kp]: scores, then probabilities
+  T* acc = s + br * kp;  // [br, dp]: the running sum of p . v
+  T* m = acc + br * dp;  // running maximum per row
+  T* l = m + br;         // running sum per row
+  T* z = l + br;         // dropout factors of a row
   uint16_t* draws = pb.dropout ? scratch(draw_buffer, kMaxDropoutDraws) : nullptr;
   pb.pack_rows(pb.q, b, h, i0, br, q);
   std::fill(acc, acc + br * dp, T(0));
@@ -245,17 +245,17 @@ void backward_head(const Problem<T>& pb, int64_t b, int64_t h, const Heads<const
   thread_local std::vector<uint16_t> draw_buffer;
   T* q = scratch(buffer, static_cast<size_t>(3 * tq * dp + tq + 2 * d * kp + 3 * kp * dp +
                                              2 * kQueryTile * kp + kp));
-  T* g = q + tq * dp;              // [tq, dp]: dO, rounded as the products read it
-  T* dq = g + tq * dp;             // [tq, dp]: dQ's sums
-  T* delta = dq + tq * dp;         // [tq]: D = rowsum(dO * O)
-  T* kt = delta + tq;              // [d, kp]: the key tile transposed
-  T* vt = kt + d * kp;             // [d, kp]: the value tile transposed
-  T* k = vt + d * kp;              // [kp, dp]: the key tile
-  T* dk = k + kp * dp;             // [kp, dp]
-  T* dv = dk + kp * dp;            // [kp, dp]
-  T* p = dv + kp * dp;             // [kQueryTile, kp]: probabilities (dropped) for dV
-  T* ds = p + kQueryTile * kp;     // [kQueryTile, kp]: dP, then the scores' gradient dS
-  T* z = ds + kQueryTile * kp;     // dropout factors of a row
+  T* g = q + tq * dp;           // [tq, dp]: dO, rounded as the products read it
+  T* dq = g + tq * dp;          // [tq, dp]: dQ's sums
+  T* delta = dq + tq * dp;      // [tq]: D = rowsum(dO * O)
+  T* kt = delta + tq;           // [d, kp]: the key tile transposed
+  T* vt = kt + d * kp;          // [d, kp]: the value tile transposed
+  T* k = vt + d * kp;           // [kp, dp]: the key tile
+  T* dk = k + kp * dp;          // [kp, dp]
+  T* dv = dk + kp * dp;         // [kp, dp]
+  T* p = dv + kp * dp;          // [kQueryTile, kp]: probabilities (dropped) for dV
+  T* ds = p + kQueryTile * kp;  // [kQueryTile, kp]: dP, then the scores' gradient dS
+  T* z = ds + kQueryTile * kp;  // dropout factors of a row
   uint16_t* draws = pb.dropout ? scratch(draw_buffer, kMaxDropoutDraws) : nullptr;
   pb.pack_rows(pb.q, b, h, 0, tq, q);
   for (int64_t i = 0; i < tq; ++i) {
@@ -430,10 +430,10 @@ Tensor flash_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_i
     // A task's work: its two products (4d per score) and an exp with its row passes (~32).
     parallel_for(B * heads * tiles, kQueryTile * tk * (4 * d + 32), [&](int64_t task) {
       const int64_t bh = task / tiles, i0 = (task % tiles) * kQueryTile;
-      const PackedHead<T> packed{keys_t.data<T>() + bh * d * tkp,
-                                 values.data<T>() + bh * tk * dp, tkp};
-      forward_tile(pb, bh / heads, bh % heads, i0, std::min(tq, i0 + kQueryTile), packed,
-                   o_heads, lse_data + bh * tq);
+      const PackedHead<T> packed{keys_t.data<T>() + bh * d * tkp, values.data<T>() + bh * tk * dp,
+                                 tkp};
+      forward_tile(pb, bh / heads, bh % heads, i0, std::min(tq, i0 + kQueryTile), packed, o_heads,
+                   lse_data + bh * tq);
     });
   });
   const bool biased = bias.defined();

@@ -47,10 +47,12 @@ std::vector<Tensor> run(bool fused, const Case& c, const Inputs& inputs, const T
   g.reserve_blocks(5);  // not at the stream's start
   Tensor out;
   if (fused) {
-    out = flash_attention(
-        q, k, v, scale,
-        {.key_padding = keep, .causal = c.causal, .distance_bias = bias, .dropout_p = p,
-         .generator = &g});
+    out = flash_attention(q, k, v, scale,
+                          {.key_padding = keep,
+                           .causal = c.causal,
+                           .distance_bias = bias,
+                           .dropout_p = p,
+                           .generator = &g});
   } else {
     const Tensor mask = c.padding ? keep.reshape({q.size(0), 1, 1, c.tk}) : Tensor();
     out = attention_dropout_values(matmul(q, k.transpose(-1, -2)), v, scale, mask, c.causal, p, g,
@@ -80,9 +82,9 @@ double scaled_error(const Tensor& a, const Tensor& b) {
 TEST(FlashAttention, Gradcheck) {
   // Within one tile: every mask, with and without the bias and dropout (its draws fixed by the
   // generator seeded inside f), Tq = Tk and a cache's Tq < Tk; T5's scale 1.
-  for (const Case& c : {Case{false, false, false, false, 4, 4}, Case{true, false, true, false, 4, 5},
-                        Case{false, true, true, true, 3, 6}, Case{true, true, false, true, 5, 5},
-                        Case{true, true, true, true, 2, 5}}) {
+  for (const Case& c : {Case{false, false, false, false, 4, 4},
+                        Case{true, false, true, false, 4, 5}, Case{false, true, true, true, 3, 6},
+                        Case{true, true, false, true, 5, 5}, Case{true, true, true, true, 2, 5}}) {
     SCOPED_TRACE(fmt::format("padding {} causal {} bias {} dropout {} Tq {} Tk {}", c.padding,
                              c.causal, c.bias, c.dropout, c.tq, c.tk));
     const Tensor keep = c.padding ? key_padding(2, c.tk) : Tensor();
@@ -131,8 +133,8 @@ void expect_fused_matches_unfused(MatmulPrecision precision, double tolerance) {
       for (bool bias : {false, true}) {
         for (bool dropout : {false, true}) {
           const Case c{(mask & 1) != 0, (mask & 2) != 0, bias, dropout, tq, tk};
-          SCOPED_TRACE(fmt::format("padding {} causal {} bias {} dropout {} Tq {} Tk {}",
-                                   c.padding, c.causal, bias, dropout, tq, tk));
+          SCOPED_TRACE(fmt::format("padding {} causal {} bias {} dropout {} Tq {} Tk {}", c.padding,
+                                   c.causal, bias, dropout, tq, tk));
           const double scale = 1.0 / std::sqrt(static_cast<double>(d));
           const std::vector<Tensor> fused = run(true, c, inputs, weights, scale);
           const std::vector<Tensor> unfused = run(false, c, inputs, weights, scale);
@@ -183,9 +185,8 @@ TEST(FlashAttention, DropsTheSameElementsAsTheUnfusedPath) {
         flash_attention(q, k, v, 1.0,
                         {.key_padding = keep, .causal = causal, .dropout_p = 0.4, .generator = &g1})
             .contiguous();
-    const Tensor unfused =
-        attention_dropout_values(matmul(q, k.transpose(-1, -2)), v, 1.0,
-                                 keep.reshape({B, 1, 1, tk}), causal, 0.4, g2);
+    const Tensor unfused = attention_dropout_values(matmul(q, k.transpose(-1, -2)), v, 1.0,
+                                                    keep.reshape({B, 1, 1, tk}), causal, 0.4, g2);
     const std::vector<float> a = fused.to_vector<float>(), b = unfused.to_vector<float>();
     int64_t kept = 0;
     for (size_t i = 0; i < a.size(); ++i) {

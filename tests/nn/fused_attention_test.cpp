@@ -136,12 +136,12 @@ TEST(FusedAttention, GptStep) {
   c.resid_pdrop = c.attn_pdrop = c.embd_pdrop = 0.2;
   const Tensor ids = from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5});
   const Tensor labels = from_vector<int64_t>({2, 3, 4, 5, -100, 7, 8, 9, 10, 39}, {2, 5});
-  expect_same_step([&] { return std::make_shared<GPT>(c, 4); },
-                   [&](GPT& m) {
-                     return m.forward({.input_ids = ids,
-                                       .labels = labels,
-                                       .head_outputs = HeadOutputs::loss_only});
-                   });
+  expect_same_step(
+      [&] { return std::make_shared<GPT>(c, 4); },
+      [&](GPT& m) {
+        return m.forward(
+            {.input_ids = ids, .labels = labels, .head_outputs = HeadOutputs::loss_only});
+      });
 }
 
 TEST(FusedAttention, EncoderDecoderStep) {
@@ -160,11 +160,11 @@ TEST(FusedAttention, EncoderDecoderStep) {
   const Tensor source = from_vector<int64_t>({5, 6, 7, 2, 8, 9, 2, 0}, {2, 4});
   const Tensor source_mask = from_vector<int64_t>({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4});
   const Tensor labels = from_vector<int64_t>({11, 12, 2, 13, 2, -100}, {2, 3});
-  expect_same_step([&] { return std::make_shared<EncoderDecoder>(c, 5); },
-                   [&](EncoderDecoder& m) {
-                     return m.forward(
-                         {.input_ids = source, .attention_mask = source_mask, .labels = labels});
-                   });
+  expect_same_step(
+      [&] { return std::make_shared<EncoderDecoder>(c, 5); },
+      [&](EncoderDecoder& m) {
+        return m.forward({.input_ids = source, .attention_mask = source_mask, .labels = labels});
+      });
 }
 
 TEST(FusedAttention, T5Step) {
@@ -185,11 +185,11 @@ TEST(FusedAttention, T5Step) {
   const Tensor source = from_vector<int64_t>({5, 6, 7, 1, 8, 9, 1, 0}, {2, 4});
   const Tensor source_mask = from_vector<int64_t>({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4});
   const Tensor labels = from_vector<int64_t>({11, 12, 1, 13, 1, -100}, {2, 3});
-  expect_same_step([&] { return std::make_shared<T5ForConditionalGeneration>(c, 6); },
-                   [&](T5ForConditionalGeneration& m) {
-                     return m.forward(
-                         {.input_ids = source, .attention_mask = source_mask, .labels = labels});
-                   });
+  expect_same_step(
+      [&] { return std::make_shared<T5ForConditionalGeneration>(c, 6); },
+      [&](T5ForConditionalGeneration& m) {
+        return m.forward({.input_ids = source, .attention_mask = source_mask, .labels = labels});
+      });
 }
 
 TEST(FusedAttention, ProbabilitiesTakeTheUnfusedPath) {
