@@ -179,6 +179,34 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
                                 Tensor* probs = nullptr, const QueryRows* queries = nullptr,
                                 const Tensor& distance_bias = Tensor());
 
+// Fused attention (ops/flash_attention.cpp), FlashAttention-2's way: query tiles against key
+// tiles with a running maximum and sum per query, so that no [Tq, Tk] tensor is ever made;
+// backward recomputes the probabilities from the log-sum-exp of each query row, the one
+// thing saved besides the inputs and the output. Memory O(B h T), not O(B h T^2).
+struct FlashAttentionOptions {
+  // [B, Tk] u8, 1 = attend, 0 = padding (a batch of 1 broadcasts); undefined: none.
+  Tensor key_padding;
+  // Query i sees keys up to i + Tk - Tq (queries aligned to the last keys, as with a cache).
+  bool causal = false;
+  // attention_softmax's distance bias [h, Tq + Tk - 1], added before the scale, with its
+  // gradient; undefined: none.
+  Tensor distance_bias;
+  // Dropout on the probabilities with probability p from `generator`'s counter stream: the
+  // elements attention_dropout_values drops for the same generator state (`queries` as there).
+  double dropout_p = 0.0;
+  Generator* generator = nullptr;
+  const QueryRows* queries = nullptr;
+};
+// softmax((q k^T + distance bias) * scale, masked) v for q [B, h, Tq, d], k and v [B, h, Tk, d]
+// (any strides with a unit last stride: heads split from [B, T, h, d] are read where they lie)
+// -> [B, h, Tq, d], laid out as [B, Tq, h, d] so that merging the heads is a view. f32 or f64
+// (the reference path, for gradient checks); under bf16 matrix-product precision q, k, v, dO and
+// the scores' gradient are rounded to bf16 as the unfused path's products round them, with f32
+// sums (the probabilities stay f32: ops/flash_attention.cpp says why). A query that sees no key
+// gets zeros.
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+                       const FlashAttentionOptions& options = {});
+
 // BERT's relative-position attention term from its products with the distance table: x is
 // [.., T, 2T - 1] where x[.., i, j] pairs position i with distance j - (T - 1), and the result
 // [.., T, T] is out[.., l, r] = x[.., l, l - r + T - 1] (by query: q_l . E[l, r]) or

@@ -1,11 +1,75 @@
 #include "nn/attention.h"
 
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include "autograd/ops.h"
 #include "nn/picked_queries.h"
 
 namespace heed::nn {
+
+namespace {
+
+AttentionKernel kernel_from_environment() {
+  const char* value = std::getenv("HEED_ATTENTION");
+  const std::string_view name = value ? value : "";
+  if (name.empty() || name == "auto") return AttentionKernel::automatic;
+  if (name == "fused") return AttentionKernel::fused;
+  if (name == "unfused") return AttentionKernel::unfused;
+  fail("HEED_ATTENTION must be fused, unfused or auto, got '{}'", name);
+}
+
+std::atomic<AttentionKernel>& chosen_kernel() {
+  static std::atomic<AttentionKernel> kernel{kernel_from_environment()};
+  return kernel;
+}
+
+// The [B or 1, Tk] key padding that `mask` is, if it is one (u8 [B or 1, 1, 1, Tk], as
+// padding_mask_for_attention makes it): the only mask the fused path takes. Undefined for no
+// mask; false when the mask is something else.
+bool key_padding_of(const Tensor& mask, int64_t batch, int64_t tk, Tensor& key_padding) {
+  if (!mask.defined()) return true;
+  if (mask.dtype() != DType::u8 || mask.dim() != 4 || mask.size(1) != 1 || mask.size(2) != 1 ||
+      mask.size(3) != tk || (mask.size(0) != batch && mask.size(0) != 1)) {
+    return false;
+  }
+  key_padding = mask.reshape({mask.size(0), tk});
+  return true;
+}
+
+// Whether the call goes to flash_attention, and with which key padding.
+bool takes_fused_path(const Tensor& q, const Tensor& k, const ScaledDotProductOptions& o,
+                      Tensor& key_padding) {
+  const AttentionKernel kernel =
+      o.kernel == AttentionKernel::automatic ? attention_kernel() : o.kernel;
+  if (kernel == AttentionKernel::unfused || o.probs || o.score_bias.defined() ||
+      (o.queries && (o.causal || o.distance_bias.defined())) || q.dtype() != k.dtype() ||
+      (q.dtype() != DType::f32 && q.dtype() != DType::f64) ||
+      !key_padding_of(o.mask, q.size(0), k.size(2), key_padding)) {
+    return false;
+  }
+  return kernel == AttentionKernel::fused ||
+         fused_attention_pays(q.size(0), q.size(1), q.size(2), k.size(2), o.causal);
+}
+
+}  // namespace
+
+void set_attention_kernel(AttentionKernel kernel) {
+  chosen_kernel().store(kernel);
+}
+
+AttentionKernel attention_kernel() {
+  return chosen_kernel().load();
+}
+
+bool fused_attention_pays(int64_t batch, int64_t heads, int64_t tq, int64_t tk, bool causal) {
+  const bool bf16 = matmul_precision() == MatmulPrecision::bf16;
+  if (causal && tk >= (bf16 ? 512 : 256)) return true;
+  const double probability_bytes = 4.0 * static_cast<double>(batch * heads) * tq * tk;
+  return probability_bytes >= 512.0 * (1 << 20);
+}
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const ScaledDotProductOptions& o) {
@@ -14,11 +78,22 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
              "attention: q {}, k {}, v {} must be [B, h, T, d] with matching d and key length",
              q.shape_str(), k.shape_str(), v.shape_str());
   const double scale = o.scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  const bool dropout = o.training && o.dropout_p > 0.0;
+  HEED_CHECK(!dropout || o.generator != nullptr, "attention: dropout needs a generator");
+  Tensor key_padding;
+  if (takes_fused_path(q, k, o, key_padding)) {
+    return flash_attention(q, k, v, scale,
+                           {.key_padding = key_padding,
+                            .causal = o.causal,
+                            .distance_bias = o.distance_bias,
+                            .dropout_p = dropout ? o.dropout_p : 0.0,
+                            .generator = o.generator,
+                            .queries = o.queries});
+  }
   // k^T is a strided view: the product reads it in place.
   Tensor scores = matmul(q, k.transpose(-1, -2));
   if (o.score_bias.defined()) scores = add(scores, o.score_bias);
   if (o.training && o.dropout_p > 0.0) {
-    HEED_CHECK(o.generator != nullptr, "attention: dropout needs a generator");
     return attention_dropout_values(scores, v, scale, o.mask, o.causal, o.dropout_p, *o.generator,
                                     o.probs, o.queries, o.distance_bias);
   }
@@ -136,6 +211,13 @@ Tensor MultiHeadAttention::project_output(const Tensor& merged, const Tensor& ou
 AttentionOutput MultiHeadAttention::fused_self_attention(const Tensor& query,
                                                          const AttentionCall& call) const {
   const int64_t B = query.size(0), Tq = query.size(1);
+  // Where the tiled kernel runs, the heads are views of the packed projection all the same.
+  const AttentionKernel kernel = attention_kernel();
+  if (!call.need_weights && kernel != AttentionKernel::unfused &&
+      (kernel == AttentionKernel::fused ||
+       fused_attention_pays(B, options.num_heads, Tq, Tq, call.causal))) {
+    return full_attention(query, query, call);
+  }
   const double p = is_training() ? options.dropout : 0.0;
   AttentionOutput out;
   out.output = project_output(

@@ -19,6 +19,25 @@ namespace heed::nn {
 
 struct PickedQueries;  // nn/picked_queries.h
 
+// How scaled_dot_product_attention computes: `fused` is flash_attention (autograd/ops.h: key
+// tiles with an online softmax, memory O(B h T)), `unfused` the [B, h, Tq, Tk] scores and
+// probabilities, `automatic` the fused path where it is the faster one or the scores would be
+// large (use_fused_attention). A call the fused path cannot express (probabilities asked for,
+// a score_bias tensor, a mask other than key padding) is unfused whatever the choice.
+enum class AttentionKernel { automatic, fused, unfused };
+
+// The process-wide choice that options with kernel = automatic follow: the environment's
+// HEED_ATTENTION (fused, unfused or auto; unset: auto) until set here (tests, benchmarks).
+void set_attention_kernel(AttentionKernel kernel);
+AttentionKernel attention_kernel();
+
+// Whether `automatic` takes the fused path for batch x heads rows of Tq queries over Tk keys:
+// where it is faster (causal attention from 256 keys, 512 under bf16 products, where it skips
+// the masked tiles) or where the unfused path's [B, h, Tq, Tk] probabilities would take 512 MB
+// or more (bidirectional attention is 3-12% slower fused in f32 and up to 1.5x slower under
+// bf16 products, whose unfused products run at twice the f32 rate; docs/performance.md).
+bool fused_attention_pays(int64_t batch, int64_t heads, int64_t tq, int64_t tk, bool causal);
+
 // What scaled_dot_product_attention does besides the product, by name (PyTorch's keyword
 // arguments): scaled_dot_product_attention(q, k, v, {.mask = m, .causal = true}).
 struct ScaledDotProductOptions {
@@ -41,6 +60,8 @@ struct ScaledDotProductOptions {
   Tensor* probs = nullptr;  // receives the probabilities [B, h, Tq, Tk] (before dropout)
   // Which queries of a longer sequence q holds, for dropout (see attention_dropout_values).
   const QueryRows* queries = nullptr;
+  // automatic: attention_kernel()'s choice.
+  AttentionKernel kernel = AttentionKernel::automatic;
 };
 
 // softmax((q k^T + bias) / sqrt(d) + mask) v for q [B, h, Tq, d], k and v [B, h, Tk, d].

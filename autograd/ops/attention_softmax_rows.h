@@ -3,10 +3,13 @@
 // same softmax and dropout, followed by the product with the values in one op) and
 // self_attention_qkv (the whole of self-attention in one op).
 #include <cstdint>
+#include <vector>
 
 #include "autograd/tensor.h"
 
 namespace heed {
+
+struct QueryRows;  // autograd/ops.h
 
 // Dropout after the softmax: probability p, from the stream of (seed, offset) as dropout()
 // draws it.
@@ -20,6 +23,12 @@ struct RowDropout {
   // would draw; null: row r's own.
   const int64_t* counter_rows = nullptr;
 };
+
+// The dropout counter row of each row of attention over `picked` of a sequence's queries
+// (QueryRows, [batch, heads, picked] rows): its row in attention over all of them, [batch,
+// heads, sequence_length]. Checks the positions.
+std::vector<int64_t> picked_query_counter_rows(const QueryRows& queries, int64_t batch,
+                                               int64_t heads, int64_t picked);
 
 // softmax((scores + distance bias) * scale + mask), and with `drop` dropout after it: returns
 // the dropped probabilities and puts the undropped ones in *probs and the kept elements (a row

@@ -20,35 +20,6 @@ namespace heed {
 
 namespace {
 
-// Each row of scores [B, h, Q, Tk] of Q queries picked from a sequence of T: its row in the
-// scores of all T, [B, h, T, Tk].
-std::vector<int64_t> full_attention_rows(const QueryRows& queries, const Tensor& scores,
-                                         bool causal) {
-  const Tensor& positions = queries.positions;
-  HEED_CHECK(!causal, "attention_dropout_values: picked queries cannot be causal");
-  HEED_CHECK(scores.dim() == 4 && positions.dtype() == DType::i64 && positions.dim() == 2 &&
-                 positions.size(0) == scores.size(0) && positions.size(1) == scores.size(2),
-             "attention_dropout_values: query positions {} ({}) must be i64 [B, Q] for scores "
-             "{} [B, h, Q, Tk]",
-             positions.shape_str(), positions.dtype(), scores.shape_str());
-  const int64_t batch = scores.size(0), heads = scores.size(1), picked = scores.size(2);
-  const std::vector<int64_t> at = positions.to_vector<int64_t>();
-  std::vector<int64_t> rows(static_cast<size_t>(batch * heads * picked));
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t j = 0; j < picked; ++j) {
-      const int64_t position = at[static_cast<size_t>(b * picked + j)];
-      HEED_CHECK(position >= 0 && position < queries.sequence_length,
-                 "attention_dropout_values: query position {} outside a sequence of {}", position,
-                 queries.sequence_length);
-      for (int64_t h = 0; h < heads; ++h) {
-        rows[static_cast<size_t>((b * heads + h) * picked + j)] =
-            (b * heads + h) * queries.sequence_length + position;
-      }
-    }
-  }
-  return rows;
-}
-
 struct AttentionDropoutValuesBackward : Node {
   double scale = 1.0, p = 0.0;
   bool distance_bias = false;  // its gradient is the third
@@ -60,6 +31,30 @@ struct AttentionDropoutValuesBackward : Node {
 };
 
 }  // namespace
+
+std::vector<int64_t> picked_query_counter_rows(const QueryRows& queries, int64_t batch,
+                                               int64_t heads, int64_t picked) {
+  const Tensor& positions = queries.positions;
+  HEED_CHECK(positions.dtype() == DType::i64 && positions.dim() == 2 &&
+                 positions.size(0) == batch && positions.size(1) == picked,
+             "attention: query positions {} ({}) must be i64 [B, Q] = [{}, {}]",
+             positions.shape_str(), positions.dtype(), batch, picked);
+  const std::vector<int64_t> at = positions.to_vector<int64_t>();
+  std::vector<int64_t> rows(static_cast<size_t>(batch * heads * picked));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t j = 0; j < picked; ++j) {
+      const int64_t position = at[static_cast<size_t>(b * picked + j)];
+      HEED_CHECK(position >= 0 && position < queries.sequence_length,
+                 "attention: query position {} outside a sequence of {}", position,
+                 queries.sequence_length);
+      for (int64_t h = 0; h < heads; ++h) {
+        rows[static_cast<size_t>((b * heads + h) * picked + j)] =
+            (b * heads + h) * queries.sequence_length + position;
+      }
+    }
+  }
+  return rows;
+}
 
 Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double scale,
                                 const Tensor& mask, bool causal, double p, Generator& generator,
@@ -75,8 +70,11 @@ Tensor attention_dropout_values(const Tensor& scores, const Tensor& v, double sc
              scores.shape_str(), v.shape_str());
   HEED_CHECK(!queries || !distance_bias.defined(),
              "attention_dropout_values: a distance bias needs every query (no picked rows)");
+  HEED_CHECK(!queries || (!causal && scores.dim() == 4),
+             "attention_dropout_values: picked queries need scores [B, h, Q, Tk], not causal");
   const std::vector<int64_t> counter_rows =
-      queries ? full_attention_rows(*queries, scores, causal) : std::vector<int64_t>();
+      queries ? picked_query_counter_rows(*queries, scores.size(0), scores.size(1), scores.size(2))
+              : std::vector<int64_t>();
   if (p == 0.0) {
     Tensor y = attention_softmax(scores, scale, mask, causal, distance_bias);
     if (probs) *probs = y;
