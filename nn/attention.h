@@ -22,7 +22,7 @@ struct PickedQueries;  // nn/picked_queries.h
 // How scaled_dot_product_attention computes: `fused` is flash_attention (autograd/ops.h: key
 // tiles with an online softmax, memory O(B h T)), `unfused` the [B, h, Tq, Tk] scores and
 // probabilities, `automatic` the fused path where it is the faster one or the scores would be
-// large (use_fused_attention). A call the fused path cannot express (probabilities asked for,
+// large (fused_attention_pays). A call the fused path cannot express (probabilities asked for,
 // a score_bias tensor, a mask other than key padding) is unfused whatever the choice.
 enum class AttentionKernel { automatic, fused, unfused };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "nn/attention.h"
 #include "train/tasks/model_configs.h"
 
 namespace heed::train {
@@ -51,6 +52,22 @@ double step_workspace(double tokens, double heads, double keys, double hidden, d
   return 4 * tokens * (heads * keys + 5 * hidden + 2 * ffn);
 }
 
+// The keys per query whose probabilities attention keeps for backward: every key on the
+// unfused path; on the fused one (nn/attention.h's choice for these rows, HEED_ATTENTION's
+// included) one log-sum-exp per query and head, a key's worth, and no dropout mask. A [B, h, T,
+// T] score bias (BERT's relative positions) keeps a call unfused.
+double kept_keys(double rows, double heads, double queries, double keys, bool causal,
+                 bool score_bias = false) {
+  const nn::AttentionKernel kernel = nn::attention_kernel();
+  if (score_bias || kernel == nn::AttentionKernel::unfused) return keys;
+  const auto i = [](double x) { return static_cast<int64_t>(x); };
+  if (kernel == nn::AttentionKernel::fused ||
+      nn::fused_attention_pays(i(rows), i(heads), i(queries), i(keys), causal)) {
+    return 1;
+  }
+  return keys;
+}
+
 // The program before any model: its code, oneDNN's and OpenMP's, the tokenizer (measured:
 // `train` on a one-layer model of hidden size 8 peaks at 57 MB, its data index included).
 constexpr double kRuntimeBytes = 40e6;
@@ -90,9 +107,11 @@ Shape bert_shape(const RunConfig& c, const TaskData& d, double operand) {
   Shape s;
   s.parameters = (m.vocab_size + m.max_position_embeddings + m.type_vocab_size) * h + 2 * h +
                  layers * layer_parameters(h, ffn) + h * h + 3 * h + m.vocab_size;
-  const double per_token = layer_bytes_per_token(h, ffn, heads, T, operand);
-  s.activation_bytes =
-      stack_activations(c, layers, tokens, per_token, h) + step_workspace(tokens, heads, T, h, ffn);
+  const double keys =
+      kept_keys(batch_rows(c, d), heads, T, T, false, m.position_embedding_type != "absolute");
+  const double per_token = layer_bytes_per_token(h, ffn, heads, keys, operand);
+  s.activation_bytes = stack_activations(c, layers, tokens, per_token, h) +
+                       step_workspace(tokens, heads, keys, h, ffn);
   if (c.task == "mlm") {
     // Under the masked-LM head the last layer runs its queries, attention and all after them
     // at the masked positions alone: it keeps its input and keys and values at every position
@@ -113,9 +132,10 @@ Shape gpt_shape(const RunConfig& c, const TaskData& d, double operand) {
   const double tokens = batch_rows(c, d) * T;
   Shape s;
   s.parameters = (m.vocab_size + m.n_positions) * h + 2 * h + layers * layer_parameters(h, ffn);
+  const double keys = kept_keys(batch_rows(c, d), heads, T, T, true);
   s.activation_bytes =
-      stack_activations(c, layers, tokens, layer_bytes_per_token(h, ffn, heads, T, operand), h) +
-      step_workspace(tokens, heads, T, h, ffn) + head_bytes(tokens, m.vocab_size, h);
+      stack_activations(c, layers, tokens, layer_bytes_per_token(h, ffn, heads, keys, operand), h) +
+      step_workspace(tokens, heads, keys, h, ffn) + head_bytes(tokens, m.vocab_size, h);
   return s;
 }
 
