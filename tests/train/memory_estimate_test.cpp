@@ -12,6 +12,7 @@
 #include "autograd/ops.h"
 #include "data/char_tokenizer.h"
 #include "data/text_tokenizer.h"
+#include "nn/attention.h"
 #include "nn/models/bert.h"
 #include "train/tasks/model_configs.h"
 
@@ -82,6 +83,35 @@ TEST(MemoryEstimate, MatchesTheArithmeticWorkedOutByHand) {
   // LoRA: every weight, but gradients and moments only for the trainable ones.
   const MemoryEstimate lora = estimate_memory(small_bert(), no_data(), 100);
   EXPECT_DOUBLE_EQ(lora.parameter_bytes, 2348 * 4 + 100 * (4 + 8));
+
+  // Adafactor: its factored second moments are next to nothing, a first moment 4 bytes.
+  EXPECT_DOUBLE_EQ(estimate_memory(small_bert({"optim.name=adafactor"}), no_data()).parameter_bytes,
+                   2348 * (4 + 4));
+  EXPECT_DOUBLE_EQ(
+      estimate_memory(small_bert({"optim.name=adafactor", "optim.beta1=0.9"}), no_data())
+          .parameter_bytes,
+      2348 * (4 + 4 + 4));
+}
+
+// On the fused attention path a layer keeps one log-sum-exp per query and head instead of a
+// row of probabilities over the 8 keys, and no dropout bits for them: per token 4 x (2 x 8 + 4
+// + 2 x 1) + (2 x 1 + 2 x 8) / 8 + 320 = 410.25, under the MLM head 4 x 24 + 410.25 / 4 =
+// 198.5625; the workspace 4 x 32 x (2 x 1 + 5 x 8 + 2 x 16) = 9,472.
+TEST(MemoryEstimate, FusedAttentionKeepsNoProbabilities) {
+  const nn::AttentionKernel before = nn::attention_kernel();
+  nn::set_attention_kernel(nn::AttentionKernel::fused);
+  const MemoryEstimate fused = estimate_memory(small_bert(), no_data());
+  nn::set_attention_kernel(before);
+  EXPECT_DOUBLE_EQ(fused.activation_bytes, 32 * (410.25 + 198.5625) + 9472 + 6656);
+  // BERT's relative positions add a [B, h, T, T] score bias, which keeps attention unfused.
+  nn::set_attention_kernel(nn::AttentionKernel::fused);
+  const MemoryEstimate relative =
+      estimate_memory(small_bert({"model.position_embedding_type=relative_key"}), no_data());
+  nn::set_attention_kernel(nn::AttentionKernel::unfused);
+  const MemoryEstimate unfused =
+      estimate_memory(small_bert({"model.position_embedding_type=relative_key"}), no_data());
+  nn::set_attention_kernel(before);
+  EXPECT_DOUBLE_EQ(relative.activation_bytes, unfused.activation_bytes);
 }
 
 TEST(MemoryEstimate, CountsTheParametersTheModelHas) {
