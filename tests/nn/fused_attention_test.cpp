@@ -17,6 +17,7 @@
 #include "nn/models/encoder_decoder.h"
 #include "nn/models/gpt.h"
 #include "nn/models/t5.h"
+#include "support/step_cases.h"
 #include "support/test_util.h"
 
 namespace heed::nn {
@@ -36,12 +37,12 @@ struct Step {
   std::vector<std::pair<std::string, Tensor>> grads;
 };
 
-template <typename Make, typename Forward>
-Step training_step(Make make, Forward forward, AttentionKernel kernel) {
+template <typename Case>
+Step training_step(const Case& step, AttentionKernel kernel) {
   AttentionKernelScope scope(kernel);
-  auto model = make();
+  auto model = step.make();
   model->train();
-  ModelOutputs out = forward(*model);
+  ModelOutputs out = step.forward(*model);
   out.loss.backward();
   Step s{.loss = out.loss.item()};
   for (auto& [name, p] : model->named_parameters()) {
@@ -73,15 +74,15 @@ double worst_gradient_error(const Step& step, const Step& reference) {
   return worst;
 }
 
-template <typename Make, typename Forward>
-void expect_same_step(Make make, Forward forward) {
+template <typename Case>
+void expect_same_step(const Case& step) {
   Step truth;
   {
     // f32: the paths differ in the order of their sums only, a few ulps of the largest value
     // through a few layers.
     testing::MatmulPrecisionScope products(MatmulPrecision::f32);
-    truth = training_step(make, forward, AttentionKernel::unfused);
-    const Step fused = training_step(make, forward, AttentionKernel::fused);
+    truth = training_step(step, AttentionKernel::unfused);
+    const Step fused = training_step(step, AttentionKernel::fused);
     EXPECT_NEAR(fused.loss, truth.loss, 1e-5 * std::max(1.0, std::abs(truth.loss)));
     ASSERT_GT(truth.grads.size(), 10u);
     EXPECT_LT(worst_gradient_error(fused, truth), 1e-5);
@@ -94,8 +95,8 @@ void expect_same_step(Make make, Forward forward) {
   // unfused path's, plus u / 2 = 2^-9 for the tiny models' near-zero gradients. (Before the
   // fused path kept its probabilities f32, its worst error was 1.5 times the unfused one's.)
   testing::MatmulPrecisionScope products(MatmulPrecision::bf16);
-  const Step unfused = training_step(make, forward, AttentionKernel::unfused);
-  const Step fused = training_step(make, forward, AttentionKernel::fused);
+  const Step unfused = training_step(step, AttentionKernel::unfused);
+  const Step fused = training_step(step, AttentionKernel::fused);
   const double unfused_error = worst_gradient_error(unfused, truth);
   EXPECT_LT(worst_gradient_error(fused, truth), 1.25 * unfused_error + 0x1p-9);
   EXPECT_LT(std::abs(fused.loss - truth.loss),
@@ -103,93 +104,21 @@ void expect_same_step(Make make, Forward forward) {
 }
 
 TEST(FusedAttention, BertMaskedLmStep) {
-  BertConfig c;
-  c.vocab_size = 50;
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 16;
-  c.hidden_dropout_prob = c.attention_probs_dropout_prob = 0.2;
-  const Tensor ids = from_vector<int64_t>({2, 7, 9, 3, 11, 4, 2, 8, 3, 5, 0, 0}, {2, 6});
-  const Tensor mask = from_vector<int64_t>({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, {2, 6});
-  const Tensor labels =
-      from_vector<int64_t>({-100, 7, -100, 3, -100, -100, 2, -100, 3, -100, -100, -100}, {2, 6});
   // only_labeled_logits: the last layer attends from the labelled queries alone (QueryRows).
-  expect_same_step([&] { return std::make_shared<BertForMaskedLM>(c, 3); },
-                   [&](BertForMaskedLM& m) {
-                     return m.forward({.input_ids = ids,
-                                       .attention_mask = mask,
-                                       .labels = labels,
-                                       .only_labeled_logits = true,
-                                       .head_outputs = HeadOutputs::loss_only});
-                   });
+  expect_same_step(testing::BertMlmStep(2));
 }
 
 TEST(FusedAttention, GptStep) {
-  GPT2Config c;
-  c.vocab_size = 40;
-  c.n_positions = 8;
-  c.n_embd = 16;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.resid_pdrop = c.attn_pdrop = c.embd_pdrop = 0.2;
-  const Tensor ids = from_vector<int64_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5});
-  const Tensor labels = from_vector<int64_t>({2, 3, 4, 5, -100, 7, 8, 9, 10, 39}, {2, 5});
-  expect_same_step(
-      [&] { return std::make_shared<GPT>(c, 4); },
-      [&](GPT& m) {
-        return m.forward(
-            {.input_ids = ids, .labels = labels, .head_outputs = HeadOutputs::loss_only});
-      });
+  expect_same_step(testing::GptStep(2));
 }
 
 TEST(FusedAttention, EncoderDecoderStep) {
-  BartConfig c;
-  c.vocab_size = 30;
-  c.max_position_embeddings = 16;
-  c.d_model = 16;
-  c.encoder_layers = c.decoder_layers = 2;
-  c.encoder_attention_heads = c.decoder_attention_heads = 2;
-  c.encoder_ffn_dim = c.decoder_ffn_dim = 32;
-  c.dropout = c.attention_dropout = 0.2;
-  c.pad_token_id = 0;
-  c.bos_token_id = 1;
-  c.eos_token_id = 2;
-  c.decoder_start_token_id = 1;
-  const Tensor source = from_vector<int64_t>({5, 6, 7, 2, 8, 9, 2, 0}, {2, 4});
-  const Tensor source_mask = from_vector<int64_t>({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4});
-  const Tensor labels = from_vector<int64_t>({11, 12, 2, 13, 2, -100}, {2, 3});
-  expect_same_step(
-      [&] { return std::make_shared<EncoderDecoder>(c, 5); },
-      [&](EncoderDecoder& m) {
-        return m.forward({.input_ids = source, .attention_mask = source_mask, .labels = labels});
-      });
+  expect_same_step(testing::BartStep(2, 2));
 }
 
 TEST(FusedAttention, T5Step) {
   // The relative attention bias table (a distance bias, scale 1) gets its gradient from both.
-  T5Config c;
-  c.vocab_size = 20;
-  c.d_model = 16;
-  c.d_kv = 6;
-  c.d_ff = 24;
-  c.num_layers = 2;
-  c.num_decoder_layers = 2;
-  c.num_heads = 2;
-  c.relative_attention_num_buckets = 8;
-  c.relative_attention_max_distance = 6;
-  c.dropout_rate = 0.2;
-  c.feed_forward_proj = "gated-gelu";
-  c.tie_word_embeddings = false;
-  const Tensor source = from_vector<int64_t>({5, 6, 7, 1, 8, 9, 1, 0}, {2, 4});
-  const Tensor source_mask = from_vector<int64_t>({1, 1, 1, 1, 1, 1, 1, 0}, {2, 4});
-  const Tensor labels = from_vector<int64_t>({11, 12, 1, 13, 1, -100}, {2, 3});
-  expect_same_step(
-      [&] { return std::make_shared<T5ForConditionalGeneration>(c, 6); },
-      [&](T5ForConditionalGeneration& m) {
-        return m.forward({.input_ids = source, .attention_mask = source_mask, .labels = labels});
-      });
+  expect_same_step(testing::T5Step(2));
 }
 
 TEST(FusedAttention, ProbabilitiesTakeTheUnfusedPath) {
